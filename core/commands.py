@@ -1,0 +1,120 @@
+"""Commands: the only way a game changes. Stored verbatim, replayed from the seed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+MAX_TEXT = 1500
+
+
+class _Cmd(BaseModel):
+    by: int  # the Discord user id (or 0 for the scheduler)
+    at: datetime  # stamped by the service; the engine never reads a clock
+    admin: bool = False  # caller holds the guild's "Manage Server": counts as master
+
+
+class Join(_Cmd):
+    kind: Literal["join"] = "join"
+    name: str = Field(min_length=1, max_length=100)
+
+
+class Leave(_Cmd):
+    kind: Literal["leave"] = "leave"
+
+
+class Configure(_Cmd):
+    kind: Literal["configure"] = "configure"
+    roles: str = Field(max_length=MAX_TEXT)
+
+
+class Start(_Cmd):
+    kind: Literal["start"] = "start"
+
+
+class Cancel(_Cmd):
+    kind: Literal["cancel"] = "cancel"
+
+
+class CheckIn(_Cmd):
+    kind: Literal["checkin"] = "checkin"
+
+
+class Vote(_Cmd):
+    kind: Literal["vote"] = "vote"
+    target: int
+    shout: bool = False
+
+
+class Unvote(_Cmd):
+    kind: Literal["unvote"] = "unvote"
+
+
+class NightOrder(_Cmd):
+    kind: Literal["night"] = "night"
+    target: int
+    fallback: int | None = None
+    story: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class Share(_Cmd):
+    kind: Literal["share"] = "share"
+
+
+class Away(_Cmd):
+    kind: Literal["away"] = "away"
+    reason: str | None = Field(default=None, max_length=300)
+
+
+class OccultExclude(_Cmd):
+    kind: Literal["occult_exclude"] = "occult_exclude"
+    target: int
+
+
+class Advance(_Cmd):
+    """End the current phase: by the master, or by the scheduler at the deadline (by=0)."""
+
+    kind: Literal["advance"] = "advance"
+    deadline: bool = False
+
+
+class Extend(_Cmd):
+    kind: Literal["extend"] = "extend"
+    minutes: int = Field(ge=1, le=14 * 24 * 60)
+
+
+class Kick(_Cmd):
+    kind: Literal["kick"] = "kick"
+    target: int
+
+
+class Replace(_Cmd):
+    kind: Literal["replace"] = "replace"
+    old: int
+    new: int
+    name: str = Field(min_length=1, max_length=100)
+
+
+Command = Annotated[
+    Join
+    | Leave
+    | Configure
+    | Start
+    | Cancel
+    | CheckIn
+    | Vote
+    | Unvote
+    | NightOrder
+    | Share
+    | Away
+    | OccultExclude
+    | Advance
+    | Extend
+    | Kick
+    | Replace,
+    Field(discriminator="kind"),
+]
+
+COMMAND_ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)

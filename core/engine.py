@@ -1,0 +1,362 @@
+"""The engine: apply a command to a state, get the new state and its events.
+
+Pure and deterministic: the input state is never mutated, randomness comes
+from the game's seed and the command counter, time from the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from core import commands as c
+from core.errors import RuleError
+from core.events import Audience, Event
+from core.rules import night as night_rules
+from core.rules import phases
+from core.rules.context import Ctx
+from core.rules.roles import Action, Role
+from core.rules.setup import MAX_PLAYERS, composition_for
+from core.state import GameState, Options, PhaseKind, Player, VoteMark
+
+
+@dataclass
+class Outcome:
+    state: GameState
+    events: list[Event]
+
+
+def create_game(
+    *, seed: int, master: int, title: str, plot: str = "", options: Options | None = None
+) -> GameState:
+    return GameState(seed=seed, master=master, title=title, plot=plot,
+                     options=options or Options())
+
+
+def apply(state: GameState, cmd: c.Command) -> Outcome:
+    """Apply one command; raise RuleError (state untouched) if the rules refuse it."""
+    ctx = Ctx(state.model_copy(deep=True))
+    handler = _HANDLERS[type(cmd)]
+    handler(ctx, cmd)
+    ctx.state.seq += 1
+    return Outcome(ctx.state, ctx.events)
+
+
+# --- guards ------------------------------------------------------------------
+def _master(ctx: Ctx, cmd: c.Command) -> None:
+    if cmd.by != ctx.state.master and not cmd.admin:
+        raise RuleError("not_master")
+
+
+def _not_over(ctx: Ctx) -> None:
+    if ctx.state.over:
+        raise RuleError("game_over")
+
+
+def _in_play(ctx: Ctx) -> None:
+    _not_over(ctx)
+    if ctx.state.phase is PhaseKind.SIGNUP:
+        raise RuleError("not_started")
+
+
+def _player(ctx: Ctx, uid: int, *, alive: bool = True) -> Player:
+    p = ctx.state.player(uid)
+    if p is None:
+        raise RuleError("not_a_player")
+    if alive and not p.alive:
+        raise RuleError("you_are_dead")
+    return p
+
+
+def _living_target(ctx: Ctx, uid: int) -> Player:
+    t = ctx.state.player(uid)
+    if t is None:
+        raise RuleError("not_a_player_target", target=uid)
+    if not t.alive:
+        raise RuleError("target_dead", target=uid)
+    return t
+
+
+# --- lobby -------------------------------------------------------------------
+def _join(ctx: Ctx, cmd: c.Join) -> None:
+    s = ctx.state
+    if s.phase is not PhaseKind.SIGNUP:
+        raise RuleError("signup_closed")
+    if cmd.by == s.master:
+        raise RuleError("master_cannot_play")
+    if s.player(cmd.by) is not None:
+        raise RuleError("already_joined")
+    if len(s.players) >= MAX_PLAYERS:
+        raise RuleError("game_full", max=MAX_PLAYERS)
+    s.players.append(Player(uid=cmd.by, name=cmd.name))
+    ctx.emit("joined", uid=cmd.by, count=len(s.players))
+
+
+def _leave(ctx: Ctx, cmd: c.Leave) -> None:
+    s = ctx.state
+    if s.phase is not PhaseKind.SIGNUP:
+        raise RuleError("signup_closed")
+    p = _player(ctx, cmd.by)
+    s.players.remove(p)
+    ctx.emit("left", uid=cmd.by, count=len(s.players))
+
+
+def _configure(ctx: Ctx, cmd: c.Configure) -> None:
+    _master(ctx, cmd)
+    s = ctx.state
+    if s.phase is not PhaseKind.SIGNUP:
+        raise RuleError("signup_closed")
+    from core.rules.setup import parse
+
+    comp = parse(cmd.roles)
+    s.roles_text = cmd.roles
+    ctx.emit("roles_set", composition=[list(r) for r in comp.describe()], size=comp.size)
+
+
+def _start(ctx: Ctx, cmd: c.Start) -> None:
+    _master(ctx, cmd)
+    if ctx.state.phase is not PhaseKind.SIGNUP:
+        raise RuleError("already_started")
+    phases.start_game(ctx, cmd.at)
+
+
+def _cancel(ctx: Ctx, cmd: c.Cancel) -> None:
+    _master(ctx, cmd)
+    _not_over(ctx)
+    s = ctx.state
+    s.phase, s.deadline = PhaseKind.CANCELLED, None
+    s.serial += 1
+    ctx.emit("cancelled", roles=[{"uid": p.uid, "role": str(p.role) if p.role else None}
+                                 for p in s.players])
+
+
+# --- day ---------------------------------------------------------------------
+def _checkin(ctx: Ctx, cmd: c.CheckIn) -> None:
+    _in_play(ctx)
+    s = ctx.state
+    p = _player(ctx, cmd.by)
+    if not (s.phase is PhaseKind.DAY and s.number == 0):
+        raise RuleError("checkin_day_zero_only")
+    if p.checked_in:
+        raise RuleError("already_checked_in")
+    p.checked_in = True
+    ctx.emit("checked_in", uid=p.uid, count=sum(1 for q in s.players if q.checked_in),
+             total=len(s.living()))
+
+
+def _voting_day(ctx: Ctx) -> None:
+    _in_play(ctx)
+    s = ctx.state
+    if s.phase is not PhaseKind.DAY or s.number == 0:
+        raise RuleError("not_voting_time")
+
+
+def _voter(ctx: Ctx, uid: int) -> Player:
+    from core.rules.voting import base_weight
+
+    p = _player(ctx, uid, alive=False)
+    if not p.alive and base_weight(ctx.state, uid) == 0:
+        raise RuleError("you_are_dead")
+    return p
+
+
+def _vote(ctx: Ctx, cmd: c.Vote) -> None:
+    _voting_day(ctx)
+    s = ctx.state
+    voter = _voter(ctx, cmd.by)
+    target = _living_target(ctx, cmd.target)
+    from core.rules.voting import current_votes, tally
+
+    standing = current_votes(s).get(voter.uid)
+    if standing is not None:
+        if s.options.votes_final:
+            raise RuleError("votes_final")
+        if standing.target == target.uid and not cmd.shout:
+            raise RuleError("already_voted_for", target=target.uid)
+    shouts = 0
+    if cmd.shout:
+        raise RuleError("shout_needs_shop")
+    s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts))
+    t = tally(s)
+    ctx.emit("vote_cast", voter=voter.uid, target=target.uid, ghost=not voter.alive,
+             previous=standing.target if standing else None,
+             total=t.totals.get(target.uid, 0))
+
+
+def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
+    _voting_day(ctx)
+    s = ctx.state
+    voter = _voter(ctx, cmd.by)
+    from core.rules.voting import current_votes
+
+    standing = current_votes(s).get(voter.uid)
+    if standing is None:
+        raise RuleError("no_vote_to_withdraw")
+    if s.options.votes_final:
+        raise RuleError("votes_final")
+    s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=None))
+    ctx.emit("vote_withdrawn", voter=voter.uid, target=standing.target)
+
+
+# --- night -------------------------------------------------------------------
+def _night(ctx: Ctx, cmd: c.NightOrder) -> None:
+    _in_play(ctx)
+    actor = _player(ctx, cmd.by)
+    night_rules.submit(ctx, actor, cmd.target, cmd.fallback, cmd.story)
+
+
+def _share(ctx: Ctx, cmd: c.Share) -> None:
+    _in_play(ctx)
+    s = ctx.state
+    p = _player(ctx, cmd.by)
+    if p.role is not Role.INVESTIGATOR:
+        raise RuleError("wrong_role", role="investigator")
+    sergeants = s.with_role(Role.SERGEANT)
+    if not sergeants:
+        raise RuleError("no_sergeant")
+    checks = [n for n in p.notices if n.kind == "check"]
+    for sgt in sergeants:
+        for n in checks:
+            sgt.notices.append(n.model_copy(update={"kind": "shared_check"}))
+    ctx.emit("log_shared", Audience.of_team("police", p.uid, *[x.uid for x in sergeants]),
+             by=p.uid, checks=[dict(n.data) for n in checks])
+
+
+def _away(ctx: Ctx, cmd: c.Away) -> None:
+    _in_play(ctx)
+    p = _player(ctx, cmd.by)
+    p.away_until = ctx.state.serial + 1
+    p.away_reason = cmd.reason
+    ctx.emit("away_noted", Audience.master(), uid=p.uid, reason=cmd.reason,
+             until=p.away_until)
+    ctx.emit("away_ack", Audience.to(p.uid))
+
+
+def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
+    _in_play(ctx)
+    s = ctx.state
+    p = _player(ctx, cmd.by)
+    if p.role is not Role.OCCULTIST:
+        raise RuleError("wrong_role", role="occultist")
+    t = s.player(cmd.target)
+    if t is None:
+        raise RuleError("not_a_player_target", target=cmd.target)
+    if t.alive:
+        raise RuleError("target_alive", target=cmd.target)
+    if cmd.target in s.occult_excluded:
+        raise RuleError("already_excluded", target=cmd.target)
+    s.occult_excluded.append(cmd.target)
+    ctx.emit("ghost_excluded", uid=cmd.target)
+
+
+# --- master ------------------------------------------------------------------
+def _advance(ctx: Ctx, cmd: c.Advance) -> None:
+    if not cmd.deadline:
+        _master(ctx, cmd)
+    _in_play(ctx)
+    s = ctx.state
+    if cmd.deadline and (s.deadline is None or cmd.at < s.deadline):
+        raise RuleError("deadline_not_reached")
+    phases.advance(ctx, cmd.at)
+
+
+def _extend(ctx: Ctx, cmd: c.Extend) -> None:
+    _master(ctx, cmd)
+    _in_play(ctx)
+    s = ctx.state
+    base = max(s.deadline or cmd.at, cmd.at)
+    s.deadline = base + timedelta(minutes=cmd.minutes)
+    ctx.emit("extended", deadline=s.deadline.isoformat(), minutes=cmd.minutes)
+
+
+def _kick(ctx: Ctx, cmd: c.Kick) -> None:
+    _master(ctx, cmd)
+    _in_play(ctx)
+    _living_target(ctx, cmd.target)
+    phases.kill(ctx, cmd.target, "kicked")
+    phases.finish_if_won(ctx)
+
+
+def _replace(ctx: Ctx, cmd: c.Replace) -> None:
+    _master(ctx, cmd)
+    _not_over(ctx)
+    s = ctx.state
+    old = s.player(cmd.old)
+    if old is None:
+        raise RuleError("not_a_player_target", target=cmd.old)
+    if s.player(cmd.new) is not None or cmd.new == s.master:
+        raise RuleError("already_joined")
+    _rename_uid(s, cmd.old, cmd.new)
+    old.name = cmd.name
+    ctx.emit("replaced", old=cmd.old, new=cmd.new)
+    for team, members in phases.teams(ctx).items():
+        if cmd.new in members:
+            phases.emit_team(ctx, team)
+    if old.role is not None:
+        ctx.emit("role_dealt", Audience.to(cmd.new), role=str(old.role), clan=old.clan,
+                 rank=old.rank)
+
+
+def _rename_uid(s: GameState, old: int, new: int) -> None:
+    """A substitute takes the seat: every reference to the old id moves to the new."""
+    p = s.player(old)
+    assert p is not None
+    p.uid = new
+    for o in s.orders:
+        o.actor = new if o.actor == old else o.actor
+        o.target = new if o.target == old else o.target
+        o.fallback = new if o.fallback == old else o.fallback
+    for m in s.vote_log:
+        m.voter = new if m.voter == old else m.voter
+        m.target = new if m.target == old else m.target
+    for clan in s.clans:
+        clan.acting = new if clan.acting == old else clan.acting
+    s.covered = {new if k == old else k: [new if x == old else x for x in v]
+                 for k, v in s.covered.items()}
+    s.occult_excluded = [new if x == old else x for x in s.occult_excluded]
+
+
+T = TypeVar("T")
+_HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
+    c.Join: _join, c.Leave: _leave, c.Configure: _configure, c.Start: _start,
+    c.Cancel: _cancel, c.CheckIn: _checkin, c.Vote: _vote, c.Unvote: _unvote,
+    c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
+    c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace,
+}
+
+
+# --- questions the Discord layer asks ------------------------------------------
+def night_move(state: GameState, uid: int) -> Action | None:
+    p = state.player(uid)
+    return night_rules.night_action(state, p) if p else None
+
+
+def legal_targets(state: GameState, uid: int, what: str) -> list[int]:
+    """Players a command may name, for autocomplete: 'vote', 'night', 'occult', 'any'."""
+    p = state.player(uid)
+    if what == "occult":
+        return [q.uid for q in state.players if not q.alive and q.uid not in state.occult_excluded]
+    if what == "night" and p is not None:
+        action = night_rules.night_action(state, p)
+        if action is None:
+            return []
+        out = []
+        for q in state.living():
+            try:
+                night_rules.check_target(state, p, action, q.uid)
+            except RuleError:
+                continue
+            out.append(q.uid)
+        return out
+    return [q.uid for q in state.living()]
+
+
+def check_composition(state: GameState) -> None:
+    """Raise SetupError if the game could not start with its current players."""
+    composition_for(state.roles_text, len(state.players), extra_roles=state.options.extra_roles)
+
+
+def now_deadline_passed(state: GameState, now: datetime) -> bool:
+    return state.deadline is not None and now >= state.deadline and not state.over

@@ -1,0 +1,223 @@
+"""Night orders and their resolution (rules, 'Роли' and 'Порядок хода').
+
+Resolution order: bouncers, then the investigator, then everybody else in a
+seeded dice order. An actor killed earlier in that order loses his move; a
+target that died earlier the same night still takes the hit (killers share
+the credit); a target dead before the night falls to the order's fallback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.errors import RuleError
+from core.events import Audience
+from core.rules.context import Ctx
+from core.rules.roles import FIXED_NIGHT_ORDER, LETHAL, Action, Role, Side, info
+from core.state import Clan, GameState, Notice, Order, PhaseKind, Player
+
+
+def prospective_acting(state: GameState, clan: Clan) -> int | None:
+    """The mafioso whose turn the clan's next night is: rotation by rank, dead skipped."""
+    ranked = sorted(
+        (p for p in state.clan_members(clan.number) if p.role is Role.MAFIOSO and p.alive),
+        key=lambda p: p.rank or 0,
+    )
+    if not ranked:
+        return None
+    for p in ranked:
+        if (p.rank or 0) >= clan.next_rank:
+            return p.uid
+    return ranked[0].uid
+
+
+def coming_night(state: GameState) -> int:
+    return state.number
+
+
+def acting_mafioso(state: GameState, clan_no: int) -> int | None:
+    clan = next((c for c in state.clans if c.number == clan_no), None)
+    if clan is None:
+        return None
+    if state.phase is PhaseKind.NIGHT:
+        return clan.acting
+    return prospective_acting(state, clan)
+
+
+def night_action(state: GameState, p: Player) -> Action | None:
+    """The move this player has in the current (or coming) night, if any."""
+    if not p.alive or p.role is None:
+        return None
+    ri = info(p.role)
+    night = coming_night(state)
+    if ri.action is None or night < ri.first_night:
+        return None
+    if p.role is Role.MAFIOSO and (p.clan is None or acting_mafioso(state, p.clan) != p.uid):
+        return None
+    if state.operative_benched.get(p.uid) == night:
+        return None
+    return ri.action
+
+
+def moves_allowed(state: GameState, p: Player) -> int:
+    """How many orders a player may give tonight (a seam for Doubling/Helplessness)."""
+    return 1 if night_action(state, p) is not None else 0
+
+
+def check_target(state: GameState, actor: Player, action: Action, target: int) -> Player:
+    t = state.player(target)
+    if t is None or t.role is None:
+        raise RuleError("not_a_player_target", target=target)
+    if not t.alive:
+        raise RuleError("target_dead", target=target)
+    if target == actor.uid and not (action is Action.PROTECT and state.options.bouncer_self):
+        raise RuleError("no_self_target")
+    if action is Action.KILL and actor.clan is not None and t.clan == actor.clan:
+        raise RuleError("own_clan_target", target=target)
+    if action is Action.PROTECT and target in state.covered.get(actor.uid, []):
+        raise RuleError("already_covered", target=target)
+    return t
+
+
+def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: str | None) -> None:
+    state = ctx.state
+    if state.phase not in (PhaseKind.DAY, PhaseKind.NIGHT):
+        raise RuleError("wrong_phase")
+    action = night_action(state, actor)
+    if action is None:
+        if actor.role is Role.MAFIOSO and actor.alive:
+            raise RuleError("not_your_turn", acting=acting_mafioso(state, actor.clan or 0))
+        if actor.role is not None and info(actor.role).action is not None and actor.alive:
+            raise RuleError("no_move_tonight")
+        raise RuleError("no_night_action")
+    check_target(state, actor, action, target)
+    if fallback is not None:
+        if fallback == target:
+            raise RuleError("fallback_same")
+        check_target(state, actor, action, fallback)
+    night = coming_night(state)
+    mine = [o for o in state.orders if o.actor == actor.uid and o.night == night]
+    for o in mine:
+        state.orders.remove(o)
+    state.orders.append(
+        Order(
+            actor=actor.uid, action=action, target=target, fallback=fallback,
+            story=story, night=night, seq=state.seq,
+        )
+    )
+    ctx.emit(
+        "order_accepted", Audience.to(actor.uid),
+        action=str(action), target=target, fallback=fallback, night=night,
+        replaced=bool(mine),
+    )
+    if actor.clan is not None and action is Action.KILL:
+        ctx.emit(
+            "clan_order", Audience.of_team(f"clan:{actor.clan}"),
+            actor=actor.uid, target=target, fallback=fallback, night=night,
+        )
+
+
+def start_night(ctx: Ctx) -> None:
+    state = ctx.state
+    for clan in state.clans:
+        acting = prospective_acting(state, clan)
+        clan.acting = acting
+        p = state.player(acting) if acting is not None else None
+        if p is not None:
+            clan.next_rank = (p.rank or 0) + 1
+            ctx.emit(
+                "clan_turn", Audience.of_team(f"clan:{clan.number}"),
+                actor=acting, night=state.number,
+            )
+    # Orders given during the day by players who no longer have a move are void.
+    keep: list[Order] = []
+    for o in state.orders:
+        actor = state.player(o.actor)
+        if o.night == state.number and actor is not None and night_action(state, actor):
+            keep.append(o)
+    state.orders = keep
+
+
+@dataclass
+class NightResult:
+    deaths: dict[int, list[int]] = field(default_factory=dict)  # victim -> credited actors
+    bad_kills: list[int] = field(default_factory=list)
+
+
+def _notice(p: Player, kind: str, night: int, **data: int | str | None) -> None:
+    p.notices.append(Notice(kind=kind, night=night, data=data))
+
+
+def _ordered(ctx: Ctx, orders: list[Order]) -> list[Order]:
+    state = ctx.state
+    fixed: list[Order] = []
+    for role in FIXED_NIGHT_ORDER:
+        fixed += sorted(
+            (o for o in orders if (a := state.player(o.actor)) and a.role is role),
+            key=lambda o: (o.actor, o.slot),
+        )
+    rest = sorted((o for o in orders if o not in fixed), key=lambda o: (o.actor, o.slot))
+    ctx.rng("night-order").shuffle(rest)
+    return fixed + rest
+
+
+def resolve(ctx: Ctx) -> NightResult:
+    state = ctx.state
+    night = state.number
+    result = NightResult()
+    orders = [o for o in state.orders if o.night == night]
+    protected: dict[int, int] = {}  # target -> bouncer
+    dead_tonight: set[int] = set()
+    for order in _ordered(ctx, orders):
+        actor = state.player(order.actor)
+        if actor is None or not actor.alive or actor.uid in dead_tonight:
+            continue
+        target_id = order.target
+        t = state.player(target_id)
+        if t is None or not t.alive:
+            target_id = order.fallback if order.fallback is not None else -1
+            t = state.player(target_id)
+            if t is None or not t.alive:
+                _notice(actor, "target_gone", night)
+                ctx.emit("target_gone", Audience.to(actor.uid), night=night)
+                continue
+        bouncer = protected.get(target_id)
+        if bouncer is not None and bouncer != actor.uid:
+            _notice(actor, "action_failed", night, action=str(order.action))
+            ctx.emit("action_failed", Audience.to(actor.uid), night=night, action=str(order.action))
+            covered = state.covered.setdefault(bouncer, [])
+            if target_id not in covered:
+                covered.append(target_id)
+            b = state.player(bouncer)
+            if b is not None:
+                _notice(b, "protection_used", night, target=target_id)
+                ctx.emit("protection_used", Audience.to(bouncer), night=night, target=target_id)
+            if order.action in LETHAL:
+                state.saves.append((bouncer, target_id))
+            continue
+        if order.action is Action.PROTECT:
+            protected[target_id] = actor.uid
+            _notice(actor, "protected", night, target=target_id)
+        elif order.action is Action.CHECK:
+            role = str(t.role)
+            _notice(actor, "check", night, target=target_id, role=role)
+            ctx.emit("check_result", Audience.to(actor.uid), night=night, target=target_id, role=role)
+        elif order.action in LETHAL:
+            dead_tonight.add(target_id)
+            result.deaths.setdefault(target_id, []).append(actor.uid)
+            kind = "kill_done" if order.action is Action.KILL else "shot_done"
+            _notice(actor, kind, night, target=target_id)
+            if actor.clan is not None:
+                ctx.emit(kind, Audience.of_team(f"clan:{actor.clan}"), night=night, target=target_id)
+            else:
+                ctx.emit(kind, Audience.to(actor.uid), night=night, target=target_id)
+            if actor.role is Role.OPERATIVE and t.side in (Side.CITIZENS, Side.POSITIVE):
+                result.bad_kills.append(actor.uid)
+    state.orders = [o for o in state.orders if o.night > night]
+    return result
+
+
+def missed_night(state: GameState) -> list[int]:
+    """Players who had a move this night and gave no order."""
+    acted = {o.actor for o in state.orders if o.night == state.number}
+    return [p.uid for p in state.living() if night_action(state, p) and p.uid not in acted]

@@ -1,0 +1,224 @@
+"""Phase changes: dealing roles, closing days and nights, deaths, inactivity, the end.
+
+Every death goes through `kill()`, which promotes the sergeant and checks the
+win; every phase end goes through `advance()`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from core.events import Audience
+from core.rules import night as night_rules
+from core.rules import voting
+from core.rules.context import Ctx
+from core.rules.roles import Role, Side, info, is_role_player
+from core.rules.setup import composition_for
+from core.rules.victory import verdict
+from core.state import Clan, Death, DeathCause, PhaseKind, Player, TurnMark
+
+
+# --- teams (private channels) ----------------------------------------------
+def teams(ctx: Ctx) -> dict[str, list[int]]:
+    """Every private channel's members, dead members included (they keep reading)."""
+    state = ctx.state
+    out: dict[str, list[int]] = {}
+    for clan in state.clans:
+        out[f"clan:{clan.number}"] = [p.uid for p in state.clan_members(clan.number)]
+    investigators = [p.uid for p in state.with_role(Role.INVESTIGATOR, alive=False)]
+    sergeants = [p.uid for p in state.with_role(Role.SERGEANT, alive=False)]
+    if investigators or sergeants:
+        out["police"] = investigators + sergeants
+    operatives = [p.uid for p in state.with_role(Role.OPERATIVE, alive=False)]
+    if operatives:
+        out["opcop"] = investigators + operatives
+    return out
+
+
+def emit_team(ctx: Ctx, team: str) -> None:
+    members = teams(ctx).get(team, [])
+    writers = [
+        uid for uid in members
+        if (p := ctx.state.player(uid)) and (p.alive or ctx.state.options.dead_write)
+    ]
+    ctx.emit("team_changed", Audience.of_team(team, *members), team=team,
+             members=members, writers=writers)
+
+
+# --- start -----------------------------------------------------------------
+def start_game(ctx: Ctx, at: datetime) -> None:
+    state = ctx.state
+    comp = composition_for(state.roles_text, len(state.players),
+                           extra_roles=state.options.extra_roles)
+    slots = list(zip(comp.roles, comp.clans, strict=True))
+    ctx.rng("deal").shuffle(slots)
+    ranks: dict[int, int] = {}
+    for p, (role, clan) in zip(state.players, slots, strict=True):
+        p.role, p.clan = role, clan
+        if role is Role.MAFIOSO and clan is not None:
+            ranks[clan] = ranks.get(clan, 0) + 1
+            p.rank = ranks[clan]
+    state.clans = [Clan(number=n) for n in comp.clan_numbers()]
+    ctx.emit("game_started", composition=[list(r) for r in comp.describe()],
+             players=[p.uid for p in state.players])
+    for p in state.players:
+        ctx.emit("role_dealt", Audience.to(p.uid), role=str(p.role), clan=p.clan, rank=p.rank)
+    for team in teams(ctx):
+        emit_team(ctx, team)
+    open_phase(ctx, PhaseKind.DAY, 0, at)
+
+
+def open_phase(ctx: Ctx, kind: PhaseKind, number: int, at: datetime) -> None:
+    state = ctx.state
+    state.phase, state.number = kind, number
+    state.serial += 1
+    minutes = state.options.day_minutes if kind is PhaseKind.DAY else state.options.night_minutes
+    state.deadline = at + timedelta(minutes=minutes)
+    if kind is PhaseKind.DAY:
+        state.vote_log = []
+        for p in state.players:
+            p.checked_in = False if number == 0 else p.checked_in
+    else:
+        night_rules.start_night(ctx)
+    ctx.emit("phase_started", phase=str(kind), number=number,
+             deadline=state.deadline.isoformat(),
+             living=[p.uid for p in state.living()])
+
+
+# --- deaths ----------------------------------------------------------------
+def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
+         announce: bool = True) -> bool:
+    """Remove a player from the game; False when he was already out (nobody dies twice)."""
+    state = ctx.state
+    p = state.player(uid)
+    if p is None or not p.alive:
+        return False
+    p.alive = False
+    p.death = Death(cause=cause, phase=state.phase, number=state.number, by=list(by or []))
+    state.orders = [o for o in state.orders if o.actor != uid]
+    if announce:
+        role = str(p.role) if state.options.reveal_roles or cause == "gas_chamber" else None
+        ctx.emit("player_died", uid=uid, cause=cause, role=role,
+                 phase=str(state.phase), number=state.number)
+    ctx.emit("you_died", Audience.to(uid), cause=cause)
+    for team, members in teams(ctx).items():
+        if uid in members:
+            emit_team(ctx, team)
+    promote_sergeant(ctx)
+    return True
+
+
+def promote_sergeant(ctx: Ctx) -> None:
+    state = ctx.state
+    if any(p.alive for p in state.with_role(Role.INVESTIGATOR)):
+        return
+    sergeants = state.with_role(Role.SERGEANT)
+    if not sergeants:
+        return
+    new = sergeants[0]
+    new.role = Role.INVESTIGATOR
+    state.promoted.append(new.uid)
+    ctx.emit("promoted", Audience.of_team("police", new.uid), uid=new.uid)
+    for team in ("police", "opcop"):
+        if team in teams(ctx):
+            emit_team(ctx, team)
+
+
+# --- inactivity --------------------------------------------------------------
+def record_turns(ctx: Ctx, obliged: list[int], missed: set[int]) -> None:
+    """Mark a turn for each obliged player; remove those the rules exclude."""
+    state = ctx.state
+    for uid in obliged:
+        p = state.player(uid)
+        if p is None or not p.alive:
+            continue
+        was_missed = uid in missed
+        excused = was_missed and p.away_until is not None and p.away_until >= state.serial
+        p.turns.append(TurnMark(serial=state.serial, missed=was_missed, excused=excused))
+        if not was_missed:
+            continue
+        ctx.emit("turn_missed", Audience.to(uid), excused=excused)
+        ctx.emit("turn_missed", Audience.master(), uid=uid, excused=excused)
+        two_in_row = len(p.turns) >= 2 and p.turns[-2].missed
+        unexcused = sum(1 for t in p.turns if t.missed and not t.excused)
+        if two_in_row or unexcused >= 2:
+            kill(ctx, uid, "inactive")
+
+
+# --- phase ends ----------------------------------------------------------------
+def end_day(ctx: Ctx, at: datetime) -> None:
+    state = ctx.state
+    obliged = [p.uid for p in state.living()]
+    if state.number == 0:
+        missed = {p.uid for p in state.living() if not p.checked_in}
+    else:
+        voted = {m.voter for m in state.vote_log}
+        missed = {uid for uid in obliged if uid not in voted}
+        record = voting.close_day(state)
+        state.days.append(record)
+        ctx.emit("day_result", number=state.number, tally=record.tally, votes=record.votes,
+                 weights=record.weights, hanged=record.hanged, tied=record.tied)
+        if record.hanged is not None:
+            kill(ctx, record.hanged, "hanged")
+    record_turns(ctx, obliged, missed)
+    if not finish_if_won(ctx):
+        open_phase(ctx, PhaseKind.NIGHT, state.number, at)
+
+
+def end_night(ctx: Ctx, at: datetime) -> None:
+    state = ctx.state
+    obliged = [p.uid for p in state.living() if night_rules.night_action(state, p)]
+    missed = set(night_rules.missed_night(state))
+    result = night_rules.resolve(ctx)
+    victims = []
+    for victim, by in result.deaths.items():
+        if kill(ctx, victim, "killed", by, announce=False):
+            victims.append(victim)
+    for uid in result.bad_kills:
+        count = state.operative_bad_kills.get(uid, 0) + 1
+        state.operative_bad_kills[uid] = count
+        if count == 1:
+            state.operative_benched[uid] = state.number + 1
+            ctx.emit("operative_benched", Audience.to(uid), night=state.number + 1)
+    record_turns(ctx, obliged, missed)
+    ctx.emit("morning", number=state.number + 1, victims=[
+        {"uid": v, "role": str(state.player(v).role) if state.options.reveal_roles else None}  # type: ignore[union-attr]
+        for v in victims
+    ])
+    for uid in result.bad_kills:
+        if state.operative_bad_kills.get(uid, 0) >= 2:
+            kill(ctx, uid, "gas_chamber")
+    if not finish_if_won(ctx):
+        open_phase(ctx, PhaseKind.DAY, state.number + 1, at)
+
+
+def finish_if_won(ctx: Ctx) -> bool:
+    state = ctx.state
+    if state.over:
+        return True
+    v = verdict(state)
+    if not v.decided:
+        return False
+    state.winners, state.draw = v.winners, v.draw
+    state.phase, state.deadline = PhaseKind.ENDED, None
+    state.serial += 1
+    ctx.emit("game_over", winners=v.winners, draw=v.draw, roles=[
+        {"uid": p.uid, "role": str(p.role), "clan": p.clan, "alive": p.alive,
+         "winner": p.team in v.winners}
+        for p in state.players
+    ])
+    return True
+
+
+def advance(ctx: Ctx, at: datetime) -> None:
+    if ctx.state.phase is PhaseKind.DAY:
+        end_day(ctx, at)
+    else:
+        end_night(ctx, at)
+
+
+def side_members(ctx: Ctx, side: Side) -> list[Player]:
+    return [p for p in ctx.state.players if p.role and info(p.role).side is side]
+
+
+__all__ = ["advance", "is_role_player", "kill", "start_game"]

@@ -1,0 +1,174 @@
+"""Role composition: presets by player count and a text format masters write.
+
+Text format (one entry per ';' or line; a count as 'x2', '×2' or '2x'):
+    clan A: mafioso x2, advocate; investigator; sergeant; bouncer; killer; citizen x4
+Roles may be named in English or Russian. Mafiosi and advocates outside any
+'clan' entry join clan 1. Missing seats are filled with honest citizens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from core.errors import SetupError
+from core.rules.roles import Role, info
+
+MIN_PLAYERS = 6
+MAX_PLAYERS = 30
+
+ALIASES: dict[str, Role] = {
+    "mafioso": Role.MAFIOSO, "mafia": Role.MAFIOSO, "мафиози": Role.MAFIOSO,
+    "мафия": Role.MAFIOSO,
+    "investigator": Role.INVESTIGATOR, "detective": Role.INVESTIGATOR,
+    "следователь": Role.INVESTIGATOR,
+    "sergeant": Role.SERGEANT, "сержант": Role.SERGEANT,
+    "bouncer": Role.BOUNCER, "вышибала": Role.BOUNCER,
+    "killer": Role.KILLER, "убийца": Role.KILLER, "маньяк": Role.KILLER,
+    "citizen": Role.CITIZEN, "honest citizen": Role.CITIZEN, "житель": Role.CITIZEN,
+    "честный житель": Role.CITIZEN, "жители": Role.CITIZEN, "честные жители": Role.CITIZEN,
+    "advocate": Role.ADVOCATE, "адвокат": Role.ADVOCATE,
+    "operative": Role.OPERATIVE, "опер": Role.OPERATIVE,
+    "occultist": Role.OCCULTIST, "оккультист": Role.OCCULTIST,
+}
+
+UNIQUE: frozenset[Role] = frozenset({Role.INVESTIGATOR, Role.OPERATIVE, Role.OCCULTIST})
+
+_COUNT = re.compile(r"^(?:(?P<pre>\d+)\s*[x×х*]\s*)?(?P<name>.+?)(?:\s*[x×х*]\s*(?P<post>\d+))?$")
+_CLAN = re.compile(r"^(?:clan|клан)\s+(?P<label>[\w-]+)\s*:\s*(?P<rest>.*)$", re.IGNORECASE)
+
+
+@dataclass
+class Composition:
+    """Roles by seat-independent slot; `clans` holds the clan number of clan roles."""
+
+    roles: list[Role] = field(default_factory=list)
+    clans: list[int | None] = field(default_factory=list)
+
+    def add(self, role: Role, clan: int | None, count: int = 1) -> None:
+        for _ in range(count):
+            self.roles.append(role)
+            self.clans.append(clan if info(role).in_clan else None)
+
+    @property
+    def size(self) -> int:
+        return len(self.roles)
+
+    def counts(self) -> Counter[Role]:
+        return Counter(self.roles)
+
+    def clan_numbers(self) -> list[int]:
+        return sorted({c for c in self.clans if c is not None})
+
+    def describe(self) -> list[tuple[str, int, int | None]]:
+        """(role, count, clan) rows in a stable order, for announcements."""
+        rows: Counter[tuple[str, int | None]] = Counter(
+            (str(r), c) for r, c in zip(self.roles, self.clans, strict=True)
+        )
+        order = {r: i for i, r in enumerate(Role)}
+        return [
+            (role, n, clan)
+            for (role, clan), n in sorted(
+                rows.items(), key=lambda kv: (kv[0][1] or 0, order[Role(kv[0][0])])
+            )
+        ]
+
+
+def _role_named(name: str) -> Role:
+    key = " ".join(name.strip().lower().split())
+    if key in ALIASES:
+        return ALIASES[key]
+    if key.endswith("s") and key[:-1] in ALIASES:
+        return ALIASES[key[:-1]]
+    raise SetupError("setup_unknown_role", name=name.strip())
+
+
+def parse(text: str) -> Composition:
+    comp = Composition()
+    labels: dict[str, int] = {}
+    entries = [e.strip() for e in re.split(r"[;\n]", text) if e.strip()]
+    if not entries:
+        raise SetupError("setup_empty")
+    for entry in entries:
+        clan: int | None = None
+        m = _CLAN.match(entry)
+        if m:
+            label = m.group("label").lower()
+            clan = labels.setdefault(label, len(labels) + 1)
+            entry = m.group("rest")
+        for part in (p.strip() for p in entry.split(",") if p.strip()):
+            cm = _COUNT.match(part)
+            if not cm:
+                raise SetupError("setup_unreadable", entry=part)
+            count = int(cm.group("pre") or cm.group("post") or 1)
+            if not 1 <= count <= MAX_PLAYERS:
+                raise SetupError("setup_bad_count", entry=part)
+            role = _role_named(cm.group("name"))
+            if clan is not None and not info(role).in_clan:
+                raise SetupError("setup_not_clan_role", role=str(role))
+            comp.add(role, clan if clan is not None else 1, count)
+    return comp
+
+
+def validate(comp: Composition, players: int, *, extra_roles: bool) -> Composition:
+    """Check a composition against the player count; fill spare seats with citizens."""
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise SetupError("setup_player_count", count=players, min=MIN_PLAYERS, max=MAX_PLAYERS)
+    if comp.size > players:
+        raise SetupError("setup_too_many_roles", roles=comp.size, players=players)
+    counts = comp.counts()
+    for role in counts:
+        if info(role).extra and not extra_roles:
+            raise SetupError("setup_needs_extra_roles", role=str(role))
+    for role in UNIQUE:
+        if counts[role] > 1:
+            raise SetupError("setup_unique_role", role=str(role))
+    if counts[Role.MAFIOSO] == 0:
+        raise SetupError("setup_no_mafia")
+    for clan in comp.clan_numbers():
+        members = [r for r, c in zip(comp.roles, comp.clans, strict=True) if c == clan]
+        if Role.MAFIOSO not in members:
+            raise SetupError("setup_clan_without_mafioso", clan=clan)
+    for dependent in (Role.SERGEANT, Role.OPERATIVE):
+        if counts[dependent] and not counts[Role.INVESTIGATOR]:
+            raise SetupError("setup_needs_investigator", role=str(dependent))
+    full = Composition(list(comp.roles), list(comp.clans))
+    full.add(Role.CITIZEN, None, players - comp.size)
+    negatives = sum(1 for r in full.roles if info(r).side.value == "negative")
+    if negatives * 2 >= players:
+        raise SetupError("setup_mafia_majority", negatives=negatives, players=players)
+    return full
+
+
+def preset(players: int, *, extra_roles: bool = False) -> Composition:
+    """A balanced default for 6 to 30 players (RULES.md, 'Presets')."""
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise SetupError("setup_player_count", count=players, min=MIN_PLAYERS, max=MAX_PLAYERS)
+    comp = Composition()
+    mafia = max(1, players // 4)
+    clans = 2 if players >= 20 else 1
+    advocate = extra_roles and players >= 10
+    if advocate:
+        mafia -= 1
+    for i in range(mafia):
+        comp.add(Role.MAFIOSO, 1 + i % clans)
+    if advocate:
+        comp.add(Role.ADVOCATE, 1)
+    comp.add(Role.INVESTIGATOR, None)
+    if players >= 8:
+        comp.add(Role.SERGEANT, None)
+    comp.add(Role.BOUNCER, None)
+    if players >= 9:
+        comp.add(Role.KILLER, None)
+    if extra_roles and players >= 10:
+        comp.add(Role.OPERATIVE, None)
+    if extra_roles and players >= 12:
+        comp.add(Role.OCCULTIST, None)
+    return validate(comp, players, extra_roles=extra_roles)
+
+
+def composition_for(text: str | None, players: int, *, extra_roles: bool) -> Composition:
+    if text is None:
+        return preset(players, extra_roles=extra_roles)
+    return validate(parse(text), players, extra_roles=extra_roles)

@@ -1,0 +1,113 @@
+"""Day votes: weights in half-votes, the tally and the tie-break.
+
+Weights are integers counted in halves so ghost votes (0.5) and Shout stay
+exact. The tie-break replays the day's vote log: among the tied, the one who
+reached the final count first is hanged (RULES.md, 'Votes').
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.rules.roles import Role
+from core.state import DayRecord, GameState, VoteMark
+
+LIVING = 2
+GHOST = 1
+
+
+def ghosts_allowed(state: GameState) -> bool:
+    return any(p.alive for p in state.with_role(Role.OCCULTIST))
+
+
+def base_weight(state: GameState, voter: int) -> int:
+    p = state.player(voter)
+    if p is None or p.role is None:
+        return 0
+    if p.alive:
+        return LIVING
+    if p.death is not None and p.death.cause in ("kicked", "inactive"):
+        return 0
+    if ghosts_allowed(state) and voter not in state.occult_excluded:
+        return GHOST
+    return 0
+
+
+def mark_weight(state: GameState, mark: VoteMark) -> int:
+    if mark.target is None or mark.void:
+        return 0
+    return base_weight(state, mark.voter) * (1 + mark.shouts)
+
+
+def current_votes(state: GameState) -> dict[int, VoteMark]:
+    """The standing vote of each voter (withdrawn votes removed)."""
+    standing: dict[int, VoteMark] = {}
+    for mark in state.vote_log:
+        if mark.target is None:
+            standing.pop(mark.voter, None)
+        else:
+            standing[mark.voter] = mark
+    return standing
+
+
+@dataclass
+class Tally:
+    totals: dict[int, int] = field(default_factory=dict)  # target -> halves
+    reached: dict[int, int] = field(default_factory=dict)  # target -> seq it reached total
+    reached_by: dict[int, int] = field(default_factory=dict)  # target -> voter of that mark
+    order: list[int] = field(default_factory=list)  # targets, most votes first, tie-break applied
+
+    @property
+    def leader(self) -> int | None:
+        return self.order[0] if self.order else None
+
+    def tied_with_leader(self) -> list[int]:
+        if not self.order:
+            return []
+        top = self.totals[self.order[0]]
+        return [t for t in self.order if self.totals[t] == top]
+
+
+def tally(state: GameState) -> Tally:
+    standing = current_votes(state)
+    totals: dict[int, int] = {}
+    for mark in standing.values():
+        w = mark_weight(state, mark)
+        if w and mark.target is not None:
+            totals[mark.target] = totals.get(mark.target, 0) + w
+    result = Tally(totals=totals)
+    running: dict[int, int] = {}
+    live: dict[int, VoteMark] = {}
+    for mark in state.vote_log:
+        before = dict(running)
+        old = live.pop(mark.voter, None)
+        if old is not None and old.target is not None:
+            running[old.target] = running.get(old.target, 0) - mark_weight(state, old)
+        if mark.target is not None:
+            live[mark.voter] = mark
+            running[mark.target] = running.get(mark.target, 0) + mark_weight(state, mark)
+        for target, final in totals.items():
+            if before.get(target, 0) < final <= running.get(target, 0):
+                result.reached[target] = mark.seq
+                result.reached_by[target] = mark.voter
+    result.order = sorted(totals, key=lambda t: (-totals[t], result.reached.get(t, 0)))
+    return result
+
+
+def close_day(state: GameState) -> DayRecord:
+    """Freeze the day's votes into a record; who hangs is `record.hanged`."""
+    result = tally(state)
+    standing = current_votes(state)
+    record = DayRecord(
+        number=state.number,
+        votes={v: m.target for v, m in standing.items() if m.target is not None},
+        weights={v: mark_weight(state, m) for v, m in standing.items()},
+        tally=dict(result.totals),
+    )
+    if result.leader is not None and result.totals[result.leader] > 0:
+        record.hanged = result.leader
+        tied = result.tied_with_leader()
+        if len(tied) > 1:
+            record.tied = tied
+            record.decider = result.reached_by.get(result.leader)
+    return record

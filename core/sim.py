@@ -1,0 +1,141 @@
+"""Random legal agents playing whole games through the engine (no Discord).
+
+Used by `mafia-bot simulate`, the property tests and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from core import commands as c
+from core.engine import apply, create_game, legal_targets, night_move
+from core.errors import RuleError
+from core.events import Event
+from core.rules.roles import Role
+from core.state import GameState, Options, PhaseKind
+
+MASTER = 1
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class Played:
+    state: GameState
+    commands: list[c.Command] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    rejected: int = 0
+
+
+class Table:
+    """One game being played; `send` applies a command and records it."""
+
+    def __init__(self, seed: int, players: int, options: Options | None = None,
+                 roles: str | None = None) -> None:
+        self.rng = random.Random(seed)
+        self.clock = EPOCH
+        self.played = Played(create_game(seed=seed, master=MASTER, title=f"Game {seed}",
+                                         options=options))
+        for i in range(players):
+            self.send(c.Join(by=100 + i, at=self.clock, name=f"Player{i + 1}"))
+        if roles:
+            self.send(c.Configure(by=MASTER, at=self.clock, roles=roles))
+
+    @property
+    def state(self) -> GameState:
+        return self.played.state
+
+    def send(self, cmd: c.Command) -> list[Event]:
+        out = apply(self.played.state, cmd)
+        self.played.state = out.state
+        self.played.commands.append(cmd)
+        self.played.events += out.events
+        return out.events
+
+    def tick(self, minutes: int = 1) -> datetime:
+        self.clock += timedelta(minutes=minutes)
+        return self.clock
+
+
+def random_phase(table: Table, activity: float = 0.95) -> None:
+    """Every living player does something legal (most of the time), then the phase ends."""
+    s = table.state
+    rng = table.rng
+    for p in list(s.players):
+        if rng.random() > activity:
+            continue
+        s = table.state
+        cmd: c.Command | None = None
+        if s.phase is PhaseKind.DAY and s.number == 0 and p.alive:
+            cmd = c.CheckIn(by=p.uid, at=table.tick())
+        elif s.phase is PhaseKind.DAY:
+            targets = [t for t in legal_targets(s, p.uid, "vote") if t != p.uid]
+            if targets and (p.alive or rng.random() < 0.5):
+                cmd = c.Vote(by=p.uid, at=table.tick(), target=_pick(rng, s, p.uid, targets))
+        elif s.phase is PhaseKind.NIGHT and night_move(s, p.uid):
+            targets = legal_targets(s, p.uid, "night")
+            if targets:
+                fb = rng.choice(targets) if len(targets) > 1 and rng.random() < 0.3 else None
+                t = rng.choice(targets)
+                cmd = c.NightOrder(by=p.uid, at=table.tick(), target=t,
+                                   fallback=fb if fb != t else None)
+        if cmd is None:
+            continue
+        try:
+            table.send(cmd)
+        except RuleError:
+            table.played.rejected += 1
+        if p.role is Role.OCCULTIST and rng.random() < 0.2:
+            dead = legal_targets(table.state, p.uid, "occult")
+            if dead:
+                _try(table, c.OccultExclude(by=p.uid, at=table.tick(), target=rng.choice(dead)))
+    deadline = table.state.deadline or table.clock
+    table.clock = max(table.clock, deadline)
+    table.send(c.Advance(by=0, at=table.clock, deadline=True))
+
+
+def _pick(rng: random.Random, s: GameState, uid: int, targets: list[int]) -> int:
+    """Mafiosi avoid their clan mates; everybody else votes at random."""
+    me = s.player(uid)
+    if me is not None and me.clan is not None:
+        others = [t for t in targets if (q := s.player(t)) is not None and q.clan != me.clan]
+        targets = others or targets
+    return rng.choice(targets)
+
+
+def _try(table: Table, cmd: c.Command) -> None:
+    try:
+        table.send(cmd)
+    except RuleError:
+        table.played.rejected += 1
+
+
+def play(seed: int, players: int, options: Options | None = None, roles: str | None = None,
+         max_phases: int = 400, on_phase: Callable[[Table], None] | None = None) -> Played:
+    table = Table(seed, players, options, roles)
+    table.send(c.Start(by=MASTER, at=table.clock))
+    for _ in range(max_phases):
+        if table.state.over:
+            break
+        random_phase(table)
+        if on_phase:
+            on_phase(table)
+    return table.played
+
+
+def games(n: int, players: int, seed: int = 0, options: Options | None = None) -> Iterator[Played]:
+    for i in range(n):
+        yield play(seed + i, players, options)
+
+
+def win_rates(results: list[Played]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for r in results:
+        if r.state.draw:
+            counts["draw"] += 1
+        for team in r.state.winners:
+            counts["negative" if team.startswith("clan:") else team] += 1
+    return counts

@@ -1,0 +1,185 @@
+"""Game state as pydantic models: everything the rules need, nothing Discord.
+
+The state is the single source of truth; it is stored as JSON and rebuilt
+exactly by replaying the command log from the seed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from core.rules.roles import Action, Role, Side, info
+
+
+class PhaseKind(StrEnum):
+    SIGNUP = "signup"
+    DAY = "day"
+    NIGHT = "night"
+    ENDED = "ended"
+    CANCELLED = "cancelled"
+
+
+class Options(BaseModel):
+    """Per-game switches: the modules and every master option of RULES.md."""
+
+    extra_roles: bool = False
+    currency: bool = False
+    shop: bool = False
+    crypto: bool = False
+    day_minutes: int = Field(default=24 * 60, ge=1, le=14 * 24 * 60)
+    night_minutes: int = Field(default=12 * 60, ge=1, le=14 * 24 * 60)
+    reveal_roles: bool = True
+    votes_final: bool = False
+    bouncer_self: bool = True
+    dead_write: bool = False
+    public_moves: bool = False
+    master_sees_anon: bool = False
+    archive_channels: bool = True
+    graveyard: bool = False
+    language: str = "ru"
+
+
+DeathCause = Literal["hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked"]
+
+
+class Death(BaseModel):
+    cause: DeathCause
+    phase: PhaseKind
+    number: int
+    by: list[int] = Field(default_factory=list)  # players credited with the kill
+
+
+class Notice(BaseModel):
+    """A private result kept on the player's card (check results, failures)."""
+
+    kind: str
+    night: int
+    data: dict[str, int | str | None] = Field(default_factory=dict)
+
+
+class TurnMark(BaseModel):
+    serial: int
+    missed: bool
+    excused: bool = False
+
+
+class Player(BaseModel):
+    uid: int
+    name: str
+    role: Role | None = None
+    clan: int | None = None
+    rank: int | None = None  # number inside the clan (mafiosi only)
+    alive: bool = True
+    death: Death | None = None
+    checked_in: bool = False
+    turns: list[TurnMark] = Field(default_factory=list)
+    away_until: int | None = None
+    away_reason: str | None = None
+    notices: list[Notice] = Field(default_factory=list)
+
+    @property
+    def side(self) -> Side | None:
+        return info(self.role).side if self.role else None
+
+    @property
+    def team(self) -> str | None:
+        """Winning team id: 'clan:N' for negatives, else the side."""
+        if self.role is None:
+            return None
+        if self.side is Side.NEGATIVE:
+            return f"clan:{self.clan}"
+        return str(self.side)
+
+
+class Clan(BaseModel):
+    number: int
+    next_rank: int = 1  # rotation pointer: the lowest rank that may act next
+    acting: int | None = None  # uid of the mafioso acting in the current/coming night
+
+
+class VoteMark(BaseModel):
+    """One entry of the day's vote log; the tie-break replays it."""
+
+    seq: int
+    voter: int
+    target: int | None  # None: the vote was withdrawn
+    shouts: int = 0
+    void: bool = False  # cancelled by a spell (shop module)
+
+
+class Order(BaseModel):
+    actor: int
+    action: Action
+    target: int
+    fallback: int | None = None
+    story: str | None = None
+    night: int
+    slot: int = 0  # 0, or 1 for the second move of Doubling
+    seq: int
+
+
+class DayRecord(BaseModel):
+    """What each day left behind; payouts and the log read it."""
+
+    number: int
+    votes: dict[int, int] = Field(default_factory=dict)  # voter -> target, final
+    weights: dict[int, int] = Field(default_factory=dict)  # voter -> weight in halves
+    tally: dict[int, int] = Field(default_factory=dict)  # target -> halves
+    hanged: int | None = None
+    tied: list[int] = Field(default_factory=list)
+    decider: int | None = None  # voter whose vote broke the tie
+
+
+class GameState(BaseModel):
+    seed: int
+    title: str
+    plot: str = ""
+    master: int
+    options: Options = Field(default_factory=Options)
+    roles_text: str | None = None
+    players: list[Player] = Field(default_factory=list)
+    clans: list[Clan] = Field(default_factory=list)
+    phase: PhaseKind = PhaseKind.SIGNUP
+    number: int = 0
+    serial: int = 0  # counts phase changes; turns are identified by it
+    deadline: datetime | None = None
+    seq: int = 0  # counts accepted commands; orders the vote log
+    vote_log: list[VoteMark] = Field(default_factory=list)
+    orders: list[Order] = Field(default_factory=list)
+    covered: dict[int, list[int]] = Field(default_factory=dict)  # bouncer -> players
+    occult_excluded: list[int] = Field(default_factory=list)
+    operative_bad_kills: dict[int, int] = Field(default_factory=dict)
+    operative_benched: dict[int, int] = Field(default_factory=dict)  # uid -> night lost
+    days: list[DayRecord] = Field(default_factory=list)
+    promoted: list[int] = Field(default_factory=list)  # sergeants who became investigator
+    saves: list[tuple[int, int]] = Field(default_factory=list)  # (saver, saved)
+    winners: list[str] = Field(default_factory=list)
+    draw: bool = False
+
+    # --- lookups ---------------------------------------------------------
+    def player(self, uid: int) -> Player | None:
+        for p in self.players:
+            if p.uid == uid:
+                return p
+        return None
+
+    def living(self) -> list[Player]:
+        return [p for p in self.players if p.alive]
+
+    def with_role(self, role: Role, *, alive: bool = True) -> list[Player]:
+        return [p for p in self.players if p.role is role and (p.alive or not alive)]
+
+    def clan_members(self, clan: int) -> list[Player]:
+        return [p for p in self.players if p.clan == clan]
+
+    @property
+    def started(self) -> bool:
+        return self.phase not in (PhaseKind.SIGNUP,)
+
+    @property
+    def over(self) -> bool:
+        return self.phase in (PhaseKind.ENDED, PhaseKind.CANCELLED)
