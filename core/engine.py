@@ -143,7 +143,7 @@ def _checkin(ctx: Ctx, cmd: c.CheckIn) -> None:
         raise RuleError("already_checked_in")
     p.checked_in = True
     ctx.emit("checked_in", uid=p.uid, count=sum(1 for q in s.players if q.checked_in),
-             total=len(s.living()))
+             living=len(s.living()))
 
 
 def _voting_day(ctx: Ctx) -> None:

@@ -3,6 +3,7 @@
 Catalogue format
 ================
 One TOML file per language, ``data/locales/<lang>.toml`` (``ru.toml``, ``en.toml``),
+plus feature files ``data/locales/<lang>/*.toml`` (events, errors, commands...),
 read with the standard library's :mod:`tomllib` -- no extra dependency, comments
 allowed (so the files can be organised in commented sections), UTF-8 by
 definition, and duplicate keys are a parse error rather than a silent override.
@@ -21,9 +22,9 @@ msgid-as-English convention; Fluent would add a dependency; JSON has no comments
   ``[a-z0-9_-]`` only, and the CLDR category names below are reserved as the
   last segment of plural tables.
 * **Plural forms** are sub-tables keyed by CLDR plural categories
-  (``zero one two few many other``), written as inline tables::
+  (``zero one two few many other``), written as one-line inline tables::
 
-      vote.count = { one = "{count} голос", few = "{count} голоса", many = "{count} голосов", other = "{count} голоса" }
+      vote.count = { one = "{count} vote", other = "{count} votes" }
 
   A table whose keys are CLDR categories is a plural entry; it must contain
   ``other``; Russian needs ``one few many other``, English ``one other``
@@ -62,7 +63,7 @@ import tomllib
 from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final, TypeAlias
@@ -143,7 +144,7 @@ def is_strict() -> bool:
 
 
 def normalize_locale(value: str | None) -> str:
-    """Map a Discord locale (``'ru'``, ``'en-US'``, ``'uk'``...) or ``None`` to ``'ru'`` or ``'en'``.
+    """Map a Discord locale (``'ru'``, ``'en-US'``, ``'uk'``...) or None to ``'ru'``/``'en'``.
 
     Accepts ``_`` or ``-`` separators in any case.  See the policy comment above
     ``_RUSSIAN_LANGUAGES``: Russian and Belarusian -> ``'ru'``; everything else,
@@ -159,18 +160,18 @@ def normalize_locale(value: str | None) -> str:
     return DEFAULT_LANGUAGE
 
 
-@lru_cache(maxsize=None)
+@cache
 def _babel_locale(lang: str) -> Locale:
     return Locale.parse(lang)
 
 
 def required_plural_categories(lang: str) -> frozenset[str]:
-    """CLDR categories a plural table of *lang* must define (ru: one few many other; en: one other)."""
+    """CLDR categories a plural table of *lang* needs (ru: one few many other; en: one other)."""
     return _babel_locale(normalize_locale(lang)).plural_form.tags | {"other"}
 
 
 def _as_number(value: object) -> int | Decimal | None:
-    """Return *value* as an int or a Decimal rounded to the displayed precision; None if not numeric.
+    """*value* as an int or a Decimal rounded to the displayed precision; None if not a number.
 
     Integral values (``2.0``, ``Decimal('2.0')``, ``Fraction(4, 2)``) become ``int`` so the
     plural form matches the digits shown ("2 голоса", not the fractional form).
@@ -230,9 +231,7 @@ def plural_category(count: int | float | Decimal | Fraction, lang: str) -> str:
     return _babel_locale(normalize_locale(lang)).plural_form(number)
 
 
-def _flatten(
-    table: Mapping[str, object], prefix: str, out: dict[str, Entry], source: Path
-) -> None:
+def _flatten(table: Mapping[str, object], prefix: str, out: dict[str, Entry], source: Path) -> None:
     for segment, value in table.items():
         key = f"{prefix}.{segment}" if prefix else segment
         if not _KEY_SEGMENT.fullmatch(segment):
@@ -302,16 +301,24 @@ class Catalogue:
         """Read (or re-read) all catalogue files; raise :class:`CatalogueError` if malformed."""
         entries: dict[str, dict[str, Entry]] = {}
         for lang in self.languages:
-            path = self.directory / f"{lang}.toml"
-            try:
-                with path.open("rb") as handle:
-                    data = tomllib.load(handle)
-            except FileNotFoundError as exc:
-                raise CatalogueError(f"catalogue file {path} is missing") from exc
-            except tomllib.TOMLDecodeError as exc:
-                raise CatalogueError(f"{path}: {exc}") from exc
+            main = self.directory / f"{lang}.toml"
+            if not main.exists():
+                raise CatalogueError(f"catalogue file {main} is missing")
+            # Feature files (<lang>/*.toml) keep one area's strings together.
+            paths = [main, *sorted((self.directory / lang).glob("*.toml"))]
             flat: dict[str, Entry] = {}
-            _flatten(data, "", flat, path)
+            for path in paths:
+                try:
+                    with path.open("rb") as handle:
+                        data = tomllib.load(handle)
+                except tomllib.TOMLDecodeError as exc:
+                    raise CatalogueError(f"{path}: {exc}") from exc
+                part: dict[str, Entry] = {}
+                _flatten(data, "", part, path)
+                clash = sorted(set(part) & set(flat))
+                if clash:
+                    raise CatalogueError(f"{path}: keys defined twice: {', '.join(clash[:5])}")
+                flat.update(part)
             entries[lang] = flat
         self._entries = entries
         self._warned.clear()
@@ -363,7 +370,8 @@ class Catalogue:
                 self._problem(
                     f"key {key!r} is missing in {lang!r} and in the {DEFAULT_LANGUAGE!r} fallback "
                     f"(catalogues in {self.directory})",
-                    key, KeyError,
+                    key,
+                    KeyError,
                 )
                 return key
             self._problem(
@@ -371,21 +379,21 @@ class Catalogue:
             )
             entry, used = fallback, DEFAULT_LANGUAGE
 
-        if isinstance(entry, str):
-            template = entry
-        else:
-            template = self._choose_form(key, used, entry, params)
+        template = entry if isinstance(entry, str) else self._choose_form(key, used, entry, params)
 
         args = _Params({name: _format_param(value, used) for name, value in params.items()})
         try:
             text = string.Formatter().vformat(template, (), args)
         except (ValueError, IndexError, AttributeError) as exc:
-            self._problem(f"key {key!r} ({used}): bad template {template!r}: {exc}", key, ValueError)
+            self._problem(
+                f"key {key!r} ({used}): bad template {template!r}: {exc}", key, ValueError
+            )
             return template
         if args.missing:
             self._problem(
                 f"key {key!r} ({used}) needs parameter(s) {sorted(set(args.missing))}",
-                key, KeyError,
+                key,
+                KeyError,
             )
         return text
 
@@ -403,9 +411,7 @@ class Catalogue:
         category = _babel_locale(lang).plural_form(number)
         form = forms.get(category)
         if form is None:
-            self._problem(
-                f"key {key!r} ({lang}) has no plural form {category!r}", key, KeyError
-            )
+            self._problem(f"key {key!r} ({lang}) has no plural form {category!r}", key, KeyError)
             return forms["other"]
         return form
 

@@ -1,0 +1,144 @@
+"""Plain-text rendering of events through the message catalogue.
+
+Shared by the simulator's log and the Discord layer (which wraps the text in
+embeds), so an event reads the same everywhere and every word is localized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.events import Event
+from core.i18n import t
+
+Names = Callable[[int], str]
+When = Callable[[str], str]  # ISO timestamp -> how this medium shows a moment
+
+
+def _iso_minutes(value: str) -> str:
+    return value[:16].replace("T", " ") + " UTC"
+
+_PLAYER_KEYS = ("uid", "voter", "target", "actor", "fallback", "previous", "old", "new", "by", "acting",
+                "hanged")
+
+
+def role_name(role: str | None, lang: str) -> str:
+    return t(f"role.{role}.name", lang) if role else t("term.hidden_role", lang)
+
+
+def team_name(team: str, lang: str) -> str:
+    if team.startswith("clan:"):
+        return t("team.clan", lang, number=team.split(":", 1)[1])
+    return t(f"team.{team}", lang)
+
+
+def votes(halves: int, lang: str) -> str:
+    return t("vote.count", lang, count=halves / 2 if halves % 2 else halves // 2)
+
+
+def params(event: Event, names: Names, lang: str, when: When = _iso_minutes) -> dict[str, Any]:
+    """Event data made readable: ids become names, roles and causes become words."""
+    data = dict(event.data)
+    out: dict[str, Any] = dict(data)
+    if isinstance(data.get("deadline"), str):
+        out["deadline"] = when(data["deadline"])
+    for key in _PLAYER_KEYS:
+        value = data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[key] = names(value)
+    if "role" in data:
+        out["role"] = role_name(data["role"], lang)
+    if "cause" in data:
+        out["cause"] = t(f"cause.{data['cause']}", lang)
+    if "action" in data:
+        out["action"] = t(f"action.{data['action']}", lang)
+    if "team" in data and isinstance(data["team"], str):
+        out["team"] = team_name(data["team"], lang)
+    if "winners" in data:
+        out["winners"] = ", ".join(team_name(w, lang) for w in data["winners"]) or "—"
+    if "total" in data and isinstance(data["total"], int):
+        out["total"] = votes(data["total"], lang)
+    return out
+
+
+def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -> str:
+    """One event as a line (or a few) of text in `lang`."""
+    p = params(event, names, lang, when)
+    kind = event.kind
+    if kind == "phase_started":
+        key = "event.phase_started.day" if event.data["phase"] == "day" else \
+            "event.phase_started.night"
+        return t(key, lang, **p)
+    if kind == "morning":
+        victims = event.data["victims"]
+        if not victims:
+            return t("event.morning.quiet", lang, **p)
+        lines = [t("event.morning.head", lang, **p)]
+        for v in victims:
+            lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
+                           role=role_name(v["role"], lang)))
+        return "\n".join(lines)
+    if kind == "day_result":
+        return _day_result(event, names, lang, p)
+    if kind == "game_over":
+        return _game_over(event, names, lang, p)
+    if kind in ("game_started", "roles_set"):
+        rows = ", ".join(_composition_row(r, lang) for r in event.data["composition"])
+        return t(f"event.{kind}", lang, **(p | {"composition": rows}))
+    if kind == "log_shared":
+        checks = "; ".join(f"{names(c['target'])}: {role_name(c['role'], lang)}"
+                           for c in event.data["checks"]) or "—"
+        return t("event.log_shared", lang, **(p | {"checks": checks}))
+    if kind == "team_changed":
+        members = ", ".join(names(u) for u in event.data["members"])
+        return t("event.team_changed", lang, **(p | {"members": members}))
+    if kind == "cancelled":
+        return t("event.cancelled", lang)
+    if kind == "vote_cast" and event.data.get("ghost"):
+        return t("event.vote_cast_ghost", lang, **p)
+    if kind == "player_died" and event.data.get("role") is None:
+        return t("event.player_died_hidden", lang, **p)
+    return t(f"event.{kind}", lang, **p)
+
+
+def _composition_row(row: list[Any], lang: str) -> str:
+    role, count, clan = row
+    text = role_name(role, lang) + (f" ×{count}" if count > 1 else "")
+    return text + (f" ({team_name(f'clan:{clan}', lang)})" if clan else "")
+
+
+def _day_result(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
+    tally = sorted(event.data["tally"].items(), key=lambda kv: -kv[1])
+    lines = [t("event.day_result.head", lang, number=event.data["number"])]
+    for target, halves in tally:
+        lines.append(t("event.day_result.row", lang, name=names(int(target)),
+                       votes=votes(halves, lang)))
+    hanged = event.data["hanged"]
+    if hanged is None:
+        lines.append(t("event.day_result.nobody", lang))
+    else:
+        if event.data.get("tied"):
+            lines.append(t("event.day_result.tie", lang, name=names(hanged)))
+        lines.append(t("event.day_result.hanged", lang, name=names(hanged)))
+    return "\n".join(lines)
+
+
+def _game_over(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
+    head = t("event.game_over.draw", lang) if event.data["draw"] else \
+        t("event.game_over.head", lang, winners=p["winners"])
+    lines = [head]
+    for row in event.data["roles"]:
+        key = "event.game_over.winner" if row["winner"] else "event.game_over.row"
+        state = t("term.alive" if row["alive"] else "term.dead", lang)
+        lines.append(t(key, lang, name=names(row["uid"]), role=role_name(row["role"], lang),
+                       state=state))
+    return "\n".join(lines)
+
+
+def describe_error(code: str, data: dict[str, Any], names: Names, lang: str) -> str:
+    """A refusal in the user's language; ids in its parameters become names."""
+    p = params(Event(kind="error", data=data), names, lang)
+    if p.get("acting") is None:
+        p["acting"] = "—"
+    return t(f"error.{code}", lang, **p)
