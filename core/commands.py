@@ -97,6 +97,24 @@ class Replace(_Cmd):
     name: str = Field(min_length=1, max_length=100)
 
 
+class Bonus(_Cmd):
+    """The master's bonus: public now, or secret until the game ends."""
+
+    kind: Literal["bonus"] = "bonus"
+    target: int
+    amount: int = Field(ge=1, le=1000)
+    reason: str = Field(min_length=1, max_length=300)
+    secret: bool = False
+
+
+class Thank(_Cmd):
+    """After the game: +1 lira to the master from thin air, plus a premium from the wallet."""
+
+    kind: Literal["thank"] = "thank"
+    premium: int = Field(default=0, ge=0, le=100_000)
+    funds: int = 0  # the caller's wallet balance, stamped by the service
+
+
 Command = Annotated[
     Join
     | Leave
@@ -113,7 +131,9 @@ Command = Annotated[
     | Advance
     | Extend
     | Kick
-    | Replace,
+    | Replace
+    | Bonus
+    | Thank,
     Field(discriminator="kind"),
 ]
 

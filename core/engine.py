@@ -19,7 +19,7 @@ from core.rules import phases
 from core.rules.context import Ctx
 from core.rules.roles import Action, Role
 from core.rules.setup import MAX_PLAYERS, composition_for
-from core.state import GameState, Options, PhaseKind, Player, VoteMark
+from core.state import Bonus, GameState, Options, PhaseKind, Player, VoteMark
 
 
 @dataclass
@@ -318,12 +318,43 @@ def _rename_uid(s: GameState, old: int, new: int) -> None:
     s.occult_excluded = [new if x == old else x for x in s.occult_excluded]
 
 
+def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
+    _master(ctx, cmd)
+    _in_play(ctx)
+    s = ctx.state
+    if not s.options.currency:
+        raise RuleError("module_off", module="currency")
+    if s.player(cmd.target) is None:
+        raise RuleError("not_a_player_target", target=cmd.target)
+    s.bonuses.append(Bonus(uid=cmd.target, amount=cmd.amount, reason=cmd.reason,
+                           secret=cmd.secret))
+    audience = Audience.master() if cmd.secret else Audience.public()
+    ctx.emit("bonus_granted", audience, uid=cmd.target, amount=cmd.amount, reason=cmd.reason,
+             secret=cmd.secret)
+
+
+def _thank(ctx: Ctx, cmd: c.Thank) -> None:
+    s = ctx.state
+    if not s.options.currency:
+        raise RuleError("module_off", module="currency")
+    if s.phase is not PhaseKind.ENDED:
+        raise RuleError("thank_after_game")
+    _player(ctx, cmd.by, alive=False)
+    if cmd.by in s.thanked:
+        raise RuleError("already_thanked")
+    if cmd.premium > cmd.funds:
+        raise RuleError("not_enough_lira", need=cmd.premium, have=cmd.funds)
+    s.thanked.append(cmd.by)
+    ctx.emit("thanked", uid=cmd.by, master=s.master, premium=cmd.premium)
+
+
 T = TypeVar("T")
 _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.Join: _join, c.Leave: _leave, c.Configure: _configure, c.Start: _start,
     c.Cancel: _cancel, c.CheckIn: _checkin, c.Vote: _vote, c.Unvote: _unvote,
     c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
     c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace,
+    c.Bonus: _bonus, c.Thank: _thank,
 }
 
 

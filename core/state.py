@@ -134,6 +134,22 @@ class DayRecord(BaseModel):
     decider: int | None = None  # voter whose vote broke the tie
 
 
+class Bonus(BaseModel):
+    uid: int
+    amount: int
+    reason: str
+    secret: bool = False
+
+
+class Payout(BaseModel):
+    """One line of the post-game table; `reason` is a catalogue key suffix."""
+
+    uid: int
+    amount: int
+    reason: str
+    count: int = 1
+
+
 class GameState(BaseModel):
     seed: int
     title: str
@@ -159,6 +175,11 @@ class GameState(BaseModel):
     saves: list[tuple[int, int]] = Field(default_factory=list)  # (saver, saved)
     winners: list[str] = Field(default_factory=list)
     draw: bool = False
+    # --- module "Currency" ---------------------------------------------------
+    bonuses: list[Bonus] = Field(default_factory=list)
+    payouts: list[Payout] = Field(default_factory=list)
+    spent: dict[int, int] = Field(default_factory=dict)  # lira spent in this game
+    thanked: list[int] = Field(default_factory=list)
 
     # --- lookups ---------------------------------------------------------
     def player(self, uid: int) -> Player | None:

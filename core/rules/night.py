@@ -201,16 +201,16 @@ def resolve(ctx: Ctx) -> NightResult:
         elif order.action is Action.CHECK:
             role = str(t.role)
             _notice(actor, "check", night, target=target_id, role=role)
-            ctx.emit("check_result", Audience.to(actor.uid), night=night, target=target_id, role=role)
+            ctx.emit("check_result", Audience.to(actor.uid), night=night, target=target_id,
+                     role=role)
         elif order.action in LETHAL:
             dead_tonight.add(target_id)
             result.deaths.setdefault(target_id, []).append(actor.uid)
             kind = "kill_done" if order.action is Action.KILL else "shot_done"
             _notice(actor, kind, night, target=target_id)
-            if actor.clan is not None:
-                ctx.emit(kind, Audience.of_team(f"clan:{actor.clan}"), night=night, target=target_id)
-            else:
-                ctx.emit(kind, Audience.to(actor.uid), night=night, target=target_id)
+            audience = (Audience.of_team(f"clan:{actor.clan}") if actor.clan is not None
+                        else Audience.to(actor.uid))
+            ctx.emit(kind, audience, night=night, target=target_id)
             if actor.role is Role.OPERATIVE and t.side in (Side.CITIZENS, Side.POSITIVE):
                 result.bad_kills.append(actor.uid)
     state.orders = [o for o in state.orders if o.night > night]

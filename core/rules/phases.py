@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from core.events import Audience
+from core.rules import economy, voting
 from core.rules import night as night_rules
-from core.rules import voting
 from core.rules.context import Ctx
 from core.rules.roles import Role, Side, info, is_role_player
 from core.rules.setup import composition_for
@@ -207,6 +207,10 @@ def finish_if_won(ctx: Ctx) -> bool:
          "winner": p.team in v.winners}
         for p in state.players
     ])
+    if state.options.currency:
+        state.payouts = economy.payouts(state)
+        ctx.emit("payouts", lines=[line.model_dump() for line in state.payouts],
+                 bonuses=[b.model_dump() for b in state.bonuses])
     return True
 
 

@@ -15,7 +15,8 @@ from core.state import GameState
 
 @dataclass
 class Verdict:
-    winners: list[str] = field(default_factory=list)  # team ids: clan:N, positive, neutral, citizens
+    # team ids: clan:N, positive, neutral, citizens
+    winners: list[str] = field(default_factory=list)
     draw: bool = False
 
     @property

@@ -33,7 +33,7 @@ def test_advocate_is_in_the_clan_and_checks_from_night_zero() -> None:
         g.night("Don", "Adv")  # clan mate, day order for night 1
 
 
-def shielded_night(g: Game, shield: str, *others: tuple[str, str]) -> list:  # noqa: ANN401
+def shielded_night(g: Game, shield: str, *others: tuple[str, str]) -> list:
     """Mafia moves are spent on a player the bouncer covers: nobody idles, nobody dies."""
     g.night("Bob", shield)
     g.night("Don", shield)
