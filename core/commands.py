@@ -14,6 +14,9 @@ class _Cmd(BaseModel):
     by: int  # the Discord user id (or 0 for the scheduler)
     at: datetime  # stamped by the service; the engine never reads a clock
     admin: bool = False  # caller holds the guild's "Manage Server": counts as master
+    # Wallet balances of the game's players, stamped by the service in currency
+    # games so the engine can refuse what a player cannot pay.
+    funds: dict[int, int] = Field(default_factory=dict)
 
 
 class Join(_Cmd):
@@ -45,7 +48,23 @@ class CheckIn(_Cmd):
 class Vote(_Cmd):
     kind: Literal["vote"] = "vote"
     target: int
-    shout: bool = False
+    shout: bool = False  # spell "Shout" (shop module): adds the base weight
+
+
+class Buy(_Cmd):
+    """Buy an item (evening), or order it during the day, optionally 'if X is hanged'."""
+
+    kind: Literal["buy"] = "buy"
+    item: str = Field(max_length=40)
+    against: str | None = Field(default=None, max_length=40)  # protection: attacker kind
+    if_hanged: int | None = None
+
+
+class Cast(_Cmd):
+    kind: Literal["cast"] = "cast"
+    spell: str = Field(max_length=40)
+    target: int
+    if_hanged: int | None = None
 
 
 class Unvote(_Cmd):
@@ -112,7 +131,6 @@ class Thank(_Cmd):
 
     kind: Literal["thank"] = "thank"
     premium: int = Field(default=0, ge=0, le=100_000)
-    funds: int = 0  # the caller's wallet balance, stamped by the service
 
 
 Command = Annotated[
@@ -133,7 +151,9 @@ Command = Annotated[
     | Kick
     | Replace
     | Bonus
-    | Thank,
+    | Thank
+    | Buy
+    | Cast,
     Field(discriminator="kind"),
 ]
 

@@ -15,7 +15,7 @@ from core import commands as c
 from core.errors import RuleError
 from core.events import Audience, Event
 from core.rules import night as night_rules
-from core.rules import phases
+from core.rules import phases, shop
 from core.rules.context import Ctx
 from core.rules.roles import Action, Role
 from core.rules.setup import MAX_PLAYERS, composition_for
@@ -31,8 +31,10 @@ class Outcome:
 def create_game(
     *, seed: int, master: int, title: str, plot: str = "", options: Options | None = None
 ) -> GameState:
-    return GameState(seed=seed, master=master, title=title, plot=plot,
-                     options=options or Options())
+    options = options or Options()
+    if options.shop and not options.currency:
+        raise RuleError("shop_needs_currency")
+    return GameState(seed=seed, master=master, title=title, plot=plot, options=options)
 
 
 def apply(state: GameState, cmd: c.Command) -> Outcome:
@@ -175,9 +177,7 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
             raise RuleError("votes_final")
         if standing.target == target.uid and not cmd.shout:
             raise RuleError("already_voted_for", target=target.uid)
-    shouts = 0
-    if cmd.shout:
-        raise RuleError("shout_needs_shop")
+    shouts = shop.shout(ctx, voter, dict(cmd.funds)) if cmd.shout else 0
     s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts))
     t = tally(s)
     ctx.emit("vote_cast", voter=voter.uid, target=target.uid, ghost=not voter.alive,
@@ -259,7 +259,7 @@ def _advance(ctx: Ctx, cmd: c.Advance) -> None:
     s = ctx.state
     if cmd.deadline and (s.deadline is None or cmd.at < s.deadline):
         raise RuleError("deadline_not_reached")
-    phases.advance(ctx, cmd.at)
+    phases.advance(ctx, cmd.at, dict(cmd.funds))
 
 
 def _extend(ctx: Ctx, cmd: c.Extend) -> None:
@@ -318,6 +318,18 @@ def _rename_uid(s: GameState, old: int, new: int) -> None:
     s.occult_excluded = [new if x == old else x for x in s.occult_excluded]
 
 
+def _buy(ctx: Ctx, cmd: c.Buy) -> None:
+    _in_play(ctx)
+    buyer = _player(ctx, cmd.by)
+    shop.buy(ctx, buyer, cmd.item, cmd.against, cmd.if_hanged, dict(cmd.funds))
+
+
+def _cast(ctx: Ctx, cmd: c.Cast) -> None:
+    _in_play(ctx)
+    caster = _player(ctx, cmd.by)
+    shop.cast(ctx, caster, cmd.spell, cmd.target, cmd.if_hanged, dict(cmd.funds))
+
+
 def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
     _master(ctx, cmd)
     _in_play(ctx)
@@ -342,8 +354,9 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
     _player(ctx, cmd.by, alive=False)
     if cmd.by in s.thanked:
         raise RuleError("already_thanked")
-    if cmd.premium > cmd.funds:
-        raise RuleError("not_enough_lira", need=cmd.premium, have=cmd.funds)
+    have = cmd.funds.get(cmd.by, 0)
+    if cmd.premium > have:
+        raise RuleError("not_enough_lira", need=cmd.premium, have=have)
     s.thanked.append(cmd.by)
     ctx.emit("thanked", uid=cmd.by, master=s.master, premium=cmd.premium)
 
@@ -354,7 +367,7 @@ _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.Cancel: _cancel, c.CheckIn: _checkin, c.Vote: _vote, c.Unvote: _unvote,
     c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
     c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace,
-    c.Bonus: _bonus, c.Thank: _thank,
+    c.Bonus: _bonus, c.Thank: _thank, c.Buy: _buy, c.Cast: _cast,
 }
 
 

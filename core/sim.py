@@ -15,7 +15,9 @@ from core import commands as c
 from core.engine import apply, create_game, legal_targets, night_move
 from core.errors import RuleError
 from core.events import Event
+from core.rules.economy import OPENING_BALANCE, ledger_entries
 from core.rules.roles import Role
+from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import GameState, Options, PhaseKind
 
 MASTER = 1
@@ -39,6 +41,10 @@ class Table:
         self.clock = EPOCH
         self.played = Played(create_game(seed=seed, master=MASTER, title=f"Game {seed}",
                                          options=options))
+        # Wallets as the storage layer keeps them: opened with 60 lira, changed only by
+        # the ledger entries the events imply.
+        self.wallet: dict[int, int] | None = (
+            {MASTER: 0} if options is not None and options.currency else None)
         for i in range(players):
             self.send(c.Join(by=100 + i, at=self.clock, name=f"Player{i + 1}"))
         if roles:
@@ -49,10 +55,18 @@ class Table:
         return self.played.state
 
     def send(self, cmd: c.Command) -> list[Event]:
+        if self.wallet is not None:
+            if isinstance(cmd, c.Join):
+                self.wallet.setdefault(cmd.by, OPENING_BALANCE)
+            cmd = cmd.model_copy(update={"funds": dict(self.wallet)})
         out = apply(self.played.state, cmd)
         self.played.state = out.state
         self.played.commands.append(cmd)
         self.played.events += out.events
+        if self.wallet is not None:
+            for e in out.events:
+                for uid, amount, _ in ledger_entries(e.kind, e.data, MASTER):
+                    self.wallet[uid] = self.wallet.get(uid, 0) + amount
         return out.events
 
     def tick(self, minutes: int = 1) -> datetime:
@@ -88,6 +102,8 @@ def random_phase(table: Table, activity: float = 0.95) -> None:
             table.send(cmd)
         except RuleError:
             table.played.rejected += 1
+        if table.state.options.shop and p.alive and rng.random() < 0.3:
+            _shop(table, p.uid)
         if p.role is Role.OCCULTIST and rng.random() < 0.2:
             dead = legal_targets(table.state, p.uid, "occult")
             if dead:
@@ -104,6 +120,24 @@ def _pick(rng: random.Random, s: GameState, uid: int, targets: list[int]) -> int
         others = [t for t in targets if (q := s.player(t)) is not None and q.clan != me.clan]
         targets = others or targets
     return rng.choice(targets)
+
+
+def _shop(table: Table, uid: int) -> None:
+    """Buy or cast something at random; refusals (funds, cap, limits) are fine."""
+    s, rng = table.state, table.rng
+    living = [p.uid for p in s.living()]
+    if s.phase is PhaseKind.DAY and s.number > 0 and rng.random() < 0.6:
+        spell = rng.choice(sorted(DAY_SPELLS))
+        _try(table, c.Cast(by=uid, at=table.tick(), spell=spell, target=rng.choice(living)))
+    elif rng.random() < 0.5:
+        item = rng.choice(ITEMS)
+        against = rng.choice(attacker_kinds(s)) if item == "protection" else None
+        cond = rng.choice(living) if s.phase is PhaseKind.DAY and rng.random() < 0.5 else None
+        _try(table, c.Buy(by=uid, at=table.tick(), item=item, against=against, if_hanged=cond))
+    else:
+        spell = rng.choice(sorted(NIGHT_SPELLS))
+        target = uid if spell == "destruction" else rng.choice(living)
+        _try(table, c.Cast(by=uid, at=table.tick(), spell=spell, target=target))
 
 
 def _try(table: Table, cmd: c.Command) -> None:

@@ -150,6 +150,32 @@ class Payout(BaseModel):
     count: int = 1
 
 
+class Item(BaseModel):
+    kind: str  # protection, alarm_clock, cheque_book, spiked_club
+    against: str | None = None  # protection: 'mafia:N', 'killer', 'operative', 'bouncer'
+
+
+class SpellCast(BaseModel):
+    spell: str
+    caster: int
+    target: int
+    phase: PhaseKind
+    number: int
+    seq: int
+
+
+class PendingBuy(BaseModel):
+    """A purchase ordered during the day, carried out in the evening (after the lynch)."""
+
+    uid: int
+    what: str  # an item or a night spell
+    against: str | None = None
+    target: int | None = None
+    if_hanged: int | None = None
+    day: int
+    seq: int
+
+
 class GameState(BaseModel):
     seed: int
     title: str
@@ -180,6 +206,14 @@ class GameState(BaseModel):
     payouts: list[Payout] = Field(default_factory=list)
     spent: dict[int, int] = Field(default_factory=dict)  # lira spent in this game
     thanked: list[int] = Field(default_factory=list)
+    # --- module "Inventory and spells" ----------------------------------------
+    inventory: dict[int, list[Item]] = Field(default_factory=dict)
+    spells: list[SpellCast] = Field(default_factory=list)
+    pending: list[PendingBuy] = Field(default_factory=list)
+    armour: dict[int, list[str]] = Field(default_factory=dict)  # protections bought, by kind
+    helpless: dict[int, int] = Field(default_factory=dict)  # uid -> night it blocks
+    doubled: dict[int, int] = Field(default_factory=dict)  # uid -> night with two moves
+    wrecking: dict[int, int] = Field(default_factory=dict)  # Destruction: uid -> night
 
     # --- lookups ---------------------------------------------------------
     def player(self, uid: int) -> Player | None:

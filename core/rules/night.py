@@ -60,8 +60,13 @@ def night_action(state: GameState, p: Player) -> Action | None:
 
 
 def moves_allowed(state: GameState, p: Player) -> int:
-    """How many orders a player may give tonight (a seam for Doubling/Helplessness)."""
-    return 1 if night_action(state, p) is not None else 0
+    """How many orders a player may give tonight: Doubling gives two, Helplessness none."""
+    base = 1 if night_action(state, p) is not None else 0
+    if state.options.shop:
+        from core.rules.shop import moves
+
+        return moves(state, p, base)
+    return base
 
 
 def check_target(state: GameState, actor: Player, action: Action, target: int) -> Player:
@@ -90,6 +95,9 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
         if actor.role is not None and info(actor.role).action is not None and actor.alive:
             raise RuleError("no_move_tonight")
         raise RuleError("no_night_action")
+    allowed = moves_allowed(state, actor)
+    if allowed == 0:
+        raise RuleError("helpless_night")
     check_target(state, actor, action, target)
     if fallback is not None:
         if fallback == target:
@@ -97,12 +105,17 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
         check_target(state, actor, action, fallback)
     night = coming_night(state)
     mine = [o for o in state.orders if o.actor == actor.uid and o.night == night]
-    for o in mine:
+    # One move: a new order replaces the old. Two moves (Doubling): the oldest goes.
+    dropped = mine[: max(0, len(mine) - allowed + 1)]
+    for o in dropped:
         state.orders.remove(o)
+    kept = [o for o in mine if o not in dropped]
+    for slot, o in enumerate(kept):
+        o.slot = slot
     state.orders.append(
         Order(
             actor=actor.uid, action=action, target=target, fallback=fallback,
-            story=story, night=night, seq=state.seq,
+            story=story, night=night, seq=state.seq, slot=len(kept),
         )
     )
     ctx.emit(
@@ -141,6 +154,7 @@ def start_night(ctx: Ctx) -> None:
 @dataclass
 class NightResult:
     deaths: dict[int, list[int]] = field(default_factory=dict)  # victim -> credited actors
+    causes: dict[int, str] = field(default_factory=dict)  # victim -> cause if not 'killed'
     bad_kills: list[int] = field(default_factory=list)
 
 
@@ -165,9 +179,10 @@ def resolve(ctx: Ctx) -> NightResult:
     state = ctx.state
     night = state.number
     result = NightResult()
-    orders = [o for o in state.orders if o.night == night]
+    orders = _within_allowance(state, [o for o in state.orders if o.night == night])
     protected: dict[int, int] = {}  # target -> bouncer
     dead_tonight: set[int] = set()
+    shop_on = state.options.shop
     for order in _ordered(ctx, orders):
         actor = state.player(order.actor)
         if actor is None or not actor.alive or actor.uid in dead_tonight:
@@ -181,8 +196,12 @@ def resolve(ctx: Ctx) -> NightResult:
                 _notice(actor, "target_gone", night)
                 ctx.emit("target_gone", Audience.to(actor.uid), night=night)
                 continue
+        lethal = order.action in LETHAL
         bouncer = protected.get(target_id)
-        if bouncer is not None and bouncer != actor.uid:
+        if bouncer is not None and bouncer != actor.uid and lethal and shop_on:
+            _spiked_club(ctx, result, dead_tonight, bouncer, actor)
+        wrecking = shop_on and _ignores_bouncer(state, actor.uid)
+        if bouncer is not None and bouncer != actor.uid and not wrecking:
             _notice(actor, "action_failed", night, action=str(order.action))
             ctx.emit("action_failed", Audience.to(actor.uid), night=night, action=str(order.action))
             covered = state.covered.setdefault(bouncer, [])
@@ -203,7 +222,9 @@ def resolve(ctx: Ctx) -> NightResult:
             _notice(actor, "check", night, target=target_id, role=role)
             ctx.emit("check_result", Audience.to(actor.uid), night=night, target=target_id,
                      role=role)
-        elif order.action in LETHAL:
+        elif lethal:
+            if shop_on and _armour_stops(ctx, actor, t):
+                continue
             dead_tonight.add(target_id)
             result.deaths.setdefault(target_id, []).append(actor.uid)
             kind = "kill_done" if order.action is Action.KILL else "shot_done"
@@ -217,7 +238,56 @@ def resolve(ctx: Ctx) -> NightResult:
     return result
 
 
+def _within_allowance(state: GameState, orders: list[Order]) -> list[Order]:
+    """Orders beyond what a player may give tonight (e.g. after Helplessness) are void."""
+    out: list[Order] = []
+    for o in sorted(orders, key=lambda o: (o.actor, o.slot)):
+        actor = state.player(o.actor)
+        if actor is None:
+            continue
+        if sum(1 for x in out if x.actor == o.actor) < moves_allowed(state, actor):
+            out.append(o)
+    return out
+
+
+def _ignores_bouncer(state: GameState, uid: int) -> bool:
+    from core.rules.shop import ignores_bouncer
+
+    return ignores_bouncer(state, uid)
+
+
+def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer: int,
+                 attacker: Player) -> None:
+    """The bouncer's club kills the first role player attacking the protected player."""
+    from core.rules.shop import use_item
+
+    state = ctx.state
+    if not use_item(state, bouncer, "spiked_club"):
+        return
+    ctx.emit("club_used", Audience.to(bouncer), night=state.number, target=attacker.uid)
+    if use_item(state, attacker.uid, "protection", "bouncer"):
+        ctx.emit("armour_saved", Audience.to(attacker.uid), night=state.number)
+        return
+    dead_tonight.add(attacker.uid)
+    result.deaths.setdefault(attacker.uid, []).append(bouncer)
+    result.causes[attacker.uid] = "spiked"
+
+
+def _armour_stops(ctx: Ctx, attacker: Player, target: Player) -> bool:
+    """A 'Protection from X' of the target absorbs one attack of its kind."""
+    from core.rules.shop import attacker_kind, use_item
+
+    kind = attacker_kind(attacker)
+    if kind is None or not use_item(ctx.state, target.uid, "protection", kind):
+        return False
+    night = ctx.state.number
+    _notice(attacker, "action_failed", night, action="kill")
+    ctx.emit("action_failed", Audience.to(attacker.uid), night=night, action="kill")
+    ctx.emit("armour_saved", Audience.to(target.uid), night=night)
+    return True
+
+
 def missed_night(state: GameState) -> list[int]:
     """Players who had a move this night and gave no order."""
     acted = {o.actor for o in state.orders if o.night == state.number}
-    return [p.uid for p in state.living() if night_action(state, p) and p.uid not in acted]
+    return [p.uid for p in state.living() if moves_allowed(state, p) and p.uid not in acted]

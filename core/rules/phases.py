@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from core.events import Audience
-from core.rules import economy, voting
+from core.rules import economy, shop, voting
 from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.roles import Role, Side, info, is_role_player
@@ -146,7 +146,7 @@ def record_turns(ctx: Ctx, obliged: list[int], missed: set[int]) -> None:
 
 
 # --- phase ends ----------------------------------------------------------------
-def end_day(ctx: Ctx, at: datetime) -> None:
+def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
     state = ctx.state
     obliged = [p.uid for p in state.living()]
     if state.number == 0:
@@ -160,6 +160,10 @@ def end_day(ctx: Ctx, at: datetime) -> None:
                  weights=record.weights, hanged=record.hanged, tied=record.tied)
         if record.hanged is not None:
             kill(ctx, record.hanged, "hanged")
+        if state.options.shop:
+            shop.close_day(ctx)
+    if state.options.shop and not state.over:
+        shop.run_evening(ctx, state.days[-1].hanged if state.number else None, funds)
     record_turns(ctx, obliged, missed)
     if not finish_if_won(ctx):
         open_phase(ctx, PhaseKind.NIGHT, state.number, at)
@@ -167,12 +171,13 @@ def end_day(ctx: Ctx, at: datetime) -> None:
 
 def end_night(ctx: Ctx, at: datetime) -> None:
     state = ctx.state
-    obliged = [p.uid for p in state.living() if night_rules.night_action(state, p)]
+    obliged = [p.uid for p in state.living() if night_rules.moves_allowed(state, p)]
     missed = set(night_rules.missed_night(state))
     result = night_rules.resolve(ctx)
     victims = []
     for victim, by in result.deaths.items():
-        if kill(ctx, victim, "killed", by, announce=False):
+        cause: DeathCause = "spiked" if result.causes.get(victim) == "spiked" else "killed"
+        if kill(ctx, victim, cause, by, announce=False):
             victims.append(victim)
     for uid in result.bad_kills:
         count = state.operative_bad_kills.get(uid, 0) + 1
@@ -214,9 +219,9 @@ def finish_if_won(ctx: Ctx) -> bool:
     return True
 
 
-def advance(ctx: Ctx, at: datetime) -> None:
+def advance(ctx: Ctx, at: datetime, funds: dict[int, int] | None = None) -> None:
     if ctx.state.phase is PhaseKind.DAY:
-        end_day(ctx, at)
+        end_day(ctx, at, funds or {})
     else:
         end_night(ctx, at)
 

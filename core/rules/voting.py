@@ -33,10 +33,19 @@ def base_weight(state: GameState, voter: int) -> int:
     return 0
 
 
-def mark_weight(state: GameState, mark: VoteMark) -> int:
-    if mark.target is None or mark.void:
+def mark_weight(state: GameState, mark: VoteMark, void: frozenset[int] = frozenset()) -> int:
+    if mark.target is None or mark.void or mark.seq in void:
         return 0
     return base_weight(state, mark.voter) * (1 + mark.shouts)
+
+
+def voided(state: GameState) -> frozenset[int]:
+    """Vote marks cancelled by spells (module "Inventory and spells")."""
+    if not state.options.shop:
+        return frozenset()
+    from core.rules.shop import voided_marks
+
+    return frozenset(voided_marks(state))
 
 
 def current_votes(state: GameState) -> dict[int, VoteMark]:
@@ -70,9 +79,10 @@ class Tally:
 
 def tally(state: GameState) -> Tally:
     standing = current_votes(state)
+    void = voided(state)
     totals: dict[int, int] = {}
     for mark in standing.values():
-        w = mark_weight(state, mark)
+        w = mark_weight(state, mark, void)
         if w and mark.target is not None:
             totals[mark.target] = totals.get(mark.target, 0) + w
     result = Tally(totals=totals)
@@ -82,10 +92,10 @@ def tally(state: GameState) -> Tally:
         before = dict(running)
         old = live.pop(mark.voter, None)
         if old is not None and old.target is not None:
-            running[old.target] = running.get(old.target, 0) - mark_weight(state, old)
+            running[old.target] = running.get(old.target, 0) - mark_weight(state, old, void)
         if mark.target is not None:
             live[mark.voter] = mark
-            running[mark.target] = running.get(mark.target, 0) + mark_weight(state, mark)
+            running[mark.target] = running.get(mark.target, 0) + mark_weight(state, mark, void)
         for target, final in totals.items():
             if before.get(target, 0) < final <= running.get(target, 0):
                 result.reached[target] = mark.seq
@@ -98,10 +108,11 @@ def close_day(state: GameState) -> DayRecord:
     """Freeze the day's votes into a record; who hangs is `record.hanged`."""
     result = tally(state)
     standing = current_votes(state)
+    void = voided(state)
     record = DayRecord(
         number=state.number,
         votes={v: m.target for v, m in standing.items() if m.target is not None},
-        weights={v: mark_weight(state, m) for v, m in standing.items()},
+        weights={v: mark_weight(state, m, void) for v, m in standing.items()},
         tally=dict(result.totals),
     )
     if result.leader is not None and result.totals[result.leader] > 0:

@@ -50,11 +50,21 @@ class Game:
         assert p is not None
         return p
 
+    wallet: dict[int, int] | None = None  # like the service: balances stamped on commands
+
     def do(self, cmd: c.Command) -> list[Event]:
+        if self.wallet is not None:
+            cmd = cmd.model_copy(update={"funds": dict(self.wallet)})
         out = apply(self.state, cmd)
         self.state = out.state
         self.events += out.events
+        for e in out.events:
+            if e.kind == "purchase" and self.wallet is not None:
+                self.wallet[e.data["uid"]] -= e.data["cost"]
         return out.events
+
+    def fund(self, amount: int = 60) -> None:
+        self.wallet = dict.fromkeys(self.ids.values(), amount)
 
     def tick(self) -> datetime:
         self.clock += timedelta(seconds=1)

@@ -173,13 +173,13 @@ def test_thank_once_after_the_game_within_funds() -> None:
     uid = s.players[0].uid
     from core.engine import apply
 
-    out = apply(s, c.Thank(by=uid, at=s.deadline or played.commands[-1].at, premium=5, funds=10))
+    out = apply(s, c.Thank(by=uid, at=s.deadline or played.commands[-1].at, premium=5, funds={uid: 10}))
     assert out.events[0].kind == "thanked"
     with pytest.raises(RuleError) as err:
-        apply(out.state, c.Thank(by=uid, at=played.commands[-1].at, funds=10))
+        apply(out.state, c.Thank(by=uid, at=played.commands[-1].at, funds={uid: 10}))
     assert err.value.code == "already_thanked"
     with pytest.raises(RuleError) as err:
-        apply(s, c.Thank(by=uid, at=played.commands[-1].at, premium=11, funds=10))
+        apply(s, c.Thank(by=uid, at=played.commands[-1].at, premium=11, funds={uid: 10}))
     assert err.value.code == "not_enough_lira"
 
 

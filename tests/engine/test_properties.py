@@ -98,3 +98,44 @@ def test_dead_players_never_act(game: tuple[int, int, Options]) -> None:
             assert any(p.alive and p.role is Role.OCCULTIST for p in state.players)
         state = apply(state, cmd).state
         assert all(p.alive for o in state.orders if (p := state.player(o.actor)))
+
+
+all_modules_st = st.tuples(
+    st.integers(0, 2**31), st.integers(6, 30),
+    st.builds(Options, extra_roles=st.booleans(), currency=st.just(True), shop=st.booleans(),
+              reveal_roles=st.booleans()),
+)
+
+
+@SETTINGS
+@given(all_modules_st)
+def test_lira_stay_consistent_in_games_with_every_module(
+        game: tuple[int, int, Options]) -> None:
+    """Wallets equal opening + ledger, never go negative; payouts happen exactly once."""
+    from core.rules.economy import OPENING_BALANCE, ledger_entries, spending_cap
+
+    seed, players, options = game
+    played = play(seed, players, options)
+    check_winner(played.state)
+    balances: dict[int, int] = {MASTER: 0}
+    for cmd, state_events in _commands_with_events(played):
+        if cmd.kind == "join":
+            balances.setdefault(cmd.by, OPENING_BALANCE)
+        for e in state_events:
+            for uid, amount, _ in ledger_entries(e.kind, e.data, MASTER):
+                balances[uid] = balances.get(uid, 0) + amount
+                assert balances[uid] >= 0
+    assert [e.kind for e in played.events].count("payouts") == 1
+    assert all(v <= spending_cap(played.state) for v in played.state.spent.values())
+    paid = sum(p.amount for p in played.state.payouts)
+    spent = sum(played.state.spent.values())
+    assert sum(balances.values()) == OPENING_BALANCE * players + paid - spent
+
+
+def _commands_with_events(played: Played):
+    s = played.state
+    state = create_game(seed=s.seed, master=MASTER, title=s.title, options=s.options)
+    for cmd in played.commands:
+        out = apply(state, cmd)
+        state = out.state
+        yield cmd, out.events

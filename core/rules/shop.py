@@ -1,0 +1,383 @@
+"""Module "Inventory and spells" (rules, 'Модуль «Инвентарь и заклинания»').
+
+Items are kept until they trigger; spells act at one moment. Day spells (Sleep,
+Silence, Free speech, Shout) act on the current day's votes; items and night
+spells (Helplessness, Doubling, Destruction) are bought in the evening, which
+here is the night phase before it resolves, or ordered during the day and
+carried out right after the lynch, optionally "if X is hanged" (RULES.md, 'Shop').
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from core.errors import RuleError
+from core.events import Audience
+from core.rules.context import Ctx
+from core.rules.economy import spending_cap
+from core.rules.roles import Role, info
+from core.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
+
+ITEM_PRICES: dict[str, int] = {"alarm_clock": 20, "cheque_book": 30, "spiked_club": 30}
+ITEMS: tuple[str, ...] = ("protection", *ITEM_PRICES)
+SPELL_PRICES: dict[str, int] = {
+    "sleep": 3, "silence": 8, "shout": 5, "free_speech": 10,
+    "helplessness": 40, "doubling": 80, "destruction": 15,
+}
+DAY_SPELLS = frozenset({"sleep", "silence", "free_speech"})
+NIGHT_SPELLS = frozenset({"helplessness", "doubling", "destruction"})
+PER_DAY_LIMIT = {"sleep": 2, "silence": 2, "shout": 2}
+PROTECTION_BASE, PROTECTION_STEP, SAME_KIND_FACTOR = 10, 5, 1.5
+
+
+# --- prices ------------------------------------------------------------------------
+def attacker_kinds(state: GameState) -> list[str]:
+    """What a 'Protection from X' can be bought against in this game (one per clan)."""
+    kinds = [f"mafia:{c.number}" for c in state.clans]
+    roles = {p.role for p in state.players}
+    kinds += [k for k, r in (("killer", Role.KILLER), ("operative", Role.OPERATIVE),
+                             ("bouncer", Role.BOUNCER)) if r in roles]
+    return kinds
+
+
+def attacker_kind(p: Player) -> str | None:
+    if p.role is Role.MAFIOSO:
+        return f"mafia:{p.clan}"
+    if p.role in (Role.KILLER, Role.OPERATIVE, Role.BOUNCER):
+        return str(p.role)
+    return None
+
+
+def protection_price(state: GameState, uid: int, against: str) -> int:
+    """10 + 5 per armour already bought; the same kind again costs 1.5x (rounded up)."""
+    bought = state.armour.get(uid, [])
+    base = PROTECTION_BASE + PROTECTION_STEP * len(bought)
+    return math.ceil(base * SAME_KIND_FACTOR) if against in bought else base
+
+
+def price(state: GameState, uid: int, what: str, against: str | None = None) -> int:
+    if what == "protection":
+        return protection_price(state, uid, against or "")
+    if what in ITEM_PRICES:
+        return ITEM_PRICES[what]
+    if what in SPELL_PRICES:
+        return SPELL_PRICES[what]
+    raise RuleError("unknown_item", name=what)
+
+
+def catalogue(state: GameState, uid: int) -> list[tuple[str, str | None, int]]:
+    """(item or spell, protection kind, the caller's current price), for /shop."""
+    rows: list[tuple[str, str | None, int]] = [
+        ("protection", k, protection_price(state, uid, k)) for k in attacker_kinds(state)
+    ]
+    rows += [(k, None, v) for k, v in ITEM_PRICES.items()]
+    rows += [(k, None, v) for k, v in SPELL_PRICES.items()]
+    return rows
+
+
+# --- paying --------------------------------------------------------------------------
+def helpless_now(state: GameState, uid: int) -> bool:
+    night = state.helpless.get(uid)
+    return night is not None and state.number <= night and not state.over
+
+
+def charge(ctx: Ctx, uid: int, cost: int, what: str, funds: dict[int, int]) -> None:
+    """Take lira for a purchase, or refuse (nothing changes)."""
+    state = ctx.state
+    if helpless_now(state, uid):
+        raise RuleError("helpless")
+    have = funds.get(uid, 0)
+    if cost > have:
+        raise RuleError("not_enough_lira", need=cost, have=have)
+    spent = state.spent.get(uid, 0)
+    cap = spending_cap(state)
+    if spent + cost > cap:
+        raise RuleError("spending_cap", cap=cap, left=cap - spent)
+    state.spent[uid] = spent + cost
+    funds[uid] = have - cost
+    ctx.emit("purchase", Audience.to(uid), uid=uid, item=what, cost=cost)
+
+
+def _module_on(state: GameState) -> None:
+    if not state.options.shop:
+        raise RuleError("module_off", module="shop")
+
+
+# --- buying items ---------------------------------------------------------------------
+def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, if_hanged: int | None,
+        funds: dict[int, int]) -> None:
+    state = ctx.state
+    _module_on(state)
+    if item not in ITEMS:
+        raise RuleError("unknown_item", name=item)
+    _check_item(state, buyer, item, against)
+    if state.phase is PhaseKind.DAY:
+        _order(ctx, buyer, item, against, None, if_hanged, funds)
+        return
+    if if_hanged is not None:
+        raise RuleError("condition_day_only")
+    _give_item(ctx, buyer, item, against, funds)
+
+
+def _check_item(state: GameState, buyer: Player, item: str, against: str | None) -> None:
+    if item == "protection":
+        if against not in attacker_kinds(state):
+            raise RuleError("unknown_protection", name=against or "")
+    elif against is not None:
+        raise RuleError("no_target_needed")
+    if item == "spiked_club" and buyer.role is not Role.BOUNCER:
+        raise RuleError("wrong_role", role="bouncer")
+
+
+def _give_item(ctx: Ctx, buyer: Player, item: str, against: str | None,
+               funds: dict[int, int]) -> None:
+    state = ctx.state
+    charge(ctx, buyer.uid, price(state, buyer.uid, item, against), item, funds)
+    if item == "protection" and against:
+        state.armour.setdefault(buyer.uid, []).append(against)
+    state.inventory.setdefault(buyer.uid, []).append(Item(kind=item, against=against))
+
+
+def _order(ctx: Ctx, buyer: Player, what: str, against: str | None, target: int | None,
+           if_hanged: int | None, funds: dict[int, int]) -> None:
+    """During the day: check now that it could be paid, carry it out in the evening."""
+    state = ctx.state
+    if if_hanged is not None:
+        t = state.player(if_hanged)
+        if t is None or not t.alive:
+            raise RuleError("not_a_player_target", target=if_hanged)
+    cost = price(state, buyer.uid, what, against)
+    if helpless_now(state, buyer.uid):
+        raise RuleError("helpless")
+    if cost > funds.get(buyer.uid, 0):
+        raise RuleError("not_enough_lira", need=cost, have=funds.get(buyer.uid, 0))
+    state.pending.append(PendingBuy(uid=buyer.uid, what=what, against=against, target=target,
+                                    if_hanged=if_hanged, day=state.number, seq=state.seq))
+    ctx.emit("buy_ordered", Audience.to(buyer.uid), item=what, if_hanged=if_hanged,
+             target=target)
+
+
+def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
+    """Carry out the day's orders after the lynch, in the order they were given."""
+    state = ctx.state
+    orders, state.pending = state.pending, []
+    for order in sorted(orders, key=lambda o: o.seq):
+        buyer = state.player(order.uid)
+        if buyer is None or not buyer.alive:
+            continue
+        if order.if_hanged is not None and order.if_hanged != hanged:
+            ctx.emit("buy_skipped", Audience.to(order.uid), item=order.what)
+            continue
+        try:
+            if order.what in NIGHT_SPELLS:
+                assert order.target is not None
+                _cast_night(ctx, buyer, order.what, order.target, funds)
+            else:
+                _give_item(ctx, buyer, order.what, order.against, funds)
+        except RuleError as err:
+            ctx.emit("buy_failed", Audience.to(order.uid), item=order.what, code=err.code)
+
+
+# --- spells ---------------------------------------------------------------------------
+def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, if_hanged: int | None,
+         funds: dict[int, int]) -> None:
+    state = ctx.state
+    _module_on(state)
+    if spell not in SPELL_PRICES or spell == "shout":
+        raise RuleError("unknown_spell", name=spell)
+    target = state.player(target_id)
+    if target is None:
+        raise RuleError("not_a_player_target", target=target_id)
+    if not target.alive:
+        raise RuleError("target_dead", target=target_id)
+    if spell in DAY_SPELLS:
+        if if_hanged is not None:
+            raise RuleError("condition_night_spells_only")
+        _cast_day(ctx, caster, spell, target, funds)
+        return
+    _check_night_spell(state, caster, spell, target)
+    if state.phase is PhaseKind.DAY:
+        _order(ctx, caster, spell, None, target.uid, if_hanged, funds)
+        return
+    if if_hanged is not None:
+        raise RuleError("condition_day_only")
+    _cast_night(ctx, caster, spell, target.uid, funds)
+
+
+def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
+              funds: dict[int, int]) -> None:
+    state = ctx.state
+    if state.phase is not PhaseKind.DAY or state.number == 0:
+        raise RuleError("day_spell_by_day")
+    today = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == state.number
+             and s.target == target.uid]
+    limit = PER_DAY_LIMIT.get(spell)
+    if limit is not None and sum(1 for s in today if s.spell == spell) >= limit:
+        raise RuleError("spell_limit", limit=limit)
+    if spell == "sleep" and any(m.voter == target.uid for m in state.vote_log):
+        raise RuleError("already_voted", target=target.uid)
+    charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
+    state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target.uid,
+                                  phase=state.phase, number=state.number, seq=state.seq))
+    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target.uid)
+    if spell != "free_speech":
+        ctx.emit("spell_on_you", Audience.to(target.uid), spell=spell)
+
+
+def _check_night_spell(state: GameState, caster: Player, spell: str, target: Player) -> None:
+    if spell == "destruction":
+        if caster.role is None or info(caster.role).action is None or \
+                caster.role is Role.BOUNCER:
+            raise RuleError("destruction_role")
+        if target.uid != caster.uid:
+            raise RuleError("self_only")
+    if spell == "doubling" and (target.role is None or info(target.role).action is None):
+        raise RuleError("doubling_role", target=target.uid)
+    if state.phase is PhaseKind.NIGHT and state.number == 0 and spell == "helplessness":
+        return
+
+
+def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
+                funds: dict[int, int]) -> None:
+    """A night spell, for the night being played (or the one the evening leads to)."""
+    state = ctx.state
+    target = state.player(target_id)
+    if target is None or not target.alive:
+        raise RuleError("target_dead", target=target_id)
+    charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
+    night = state.number
+    state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target_id,
+                                  phase=PhaseKind.NIGHT, number=night, seq=state.seq))
+    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target_id)
+    if spell == "helplessness":
+        if _use_item(state, target_id, "cheque_book"):
+            ctx.emit("cheque_book_saved", Audience.to(target_id))
+            ctx.emit("spell_blocked", Audience.to(caster.uid), spell=spell, target=target_id)
+            return
+        state.helpless[target_id] = night
+        ctx.emit("spell_on_you", Audience.to(target_id), spell=spell)
+    elif spell == "doubling":
+        state.doubled[target_id] = night
+        ctx.emit("spell_on_you", Audience.to(target_id), spell=spell)
+    elif spell == "destruction":
+        state.wrecking[target_id] = night
+
+
+def _use_item(state: GameState, uid: int, kind: str, against: str | None = None) -> bool:
+    items = state.inventory.get(uid, [])
+    for i, item in enumerate(items):
+        if item.kind == kind and (against is None or item.against == against):
+            del items[i]
+            return True
+    return False
+
+
+def has_item(state: GameState, uid: int, kind: str) -> bool:
+    return any(i.kind == kind for i in state.inventory.get(uid, []))
+
+
+def use_item(state: GameState, uid: int, kind: str, against: str | None = None) -> bool:
+    return _use_item(state, uid, kind, against)
+
+
+# --- effects on the day's votes ---------------------------------------------------------
+@dataclass
+class DayEffects:
+    silenced: set[int] = field(default_factory=set)
+    sleeps: dict[int, int] = field(default_factory=dict)  # voter -> votes that do not count
+    clocks_used: dict[int, int] = field(default_factory=dict)  # clocks spent (even wasted)
+
+
+def day_effects(state: GameState) -> DayEffects:
+    """Sleep and Silence after Alarm clocks, then Free speech (the rules' order)."""
+    fx = DayEffects()
+    if not state.options.shop or state.phase is not PhaseKind.DAY:
+        return fx
+    today = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == state.number]
+    for target in sorted({s.target for s in today}):
+        harm = sorted((s for s in today if s.target == target and s.spell in ("sleep", "silence")),
+                      key=lambda s: (s.spell != "silence", s.seq))
+        if not harm:
+            continue
+        clocks = sum(1 for i in state.inventory.get(target, []) if i.kind == "alarm_clock")
+        if clocks:
+            fx.clocks_used[target] = min(clocks, len(harm))
+            if clocks >= len(harm):
+                continue  # every spell removed, one clock each
+            fx.clocks_used[target] = clocks  # too few: all of them wasted
+        speech = sum(1 for s in today if s.target == target and s.spell == "free_speech")
+        remaining = harm[speech:]
+        if any(s.spell == "silence" for s in remaining):
+            fx.silenced.add(target)
+        sleeps = sum(1 for s in remaining if s.spell == "sleep")
+        if sleeps:
+            fx.sleeps[target] = sleeps
+    return fx
+
+
+def voided_marks(state: GameState) -> set[int]:
+    """Seqs of today's vote marks that do not count because of Sleep or Silence."""
+    fx = day_effects(state)
+    if not fx.silenced and not fx.sleeps:
+        return set()
+    void: set[int] = set()
+    left = dict(fx.sleeps)
+    for mark in state.vote_log:
+        if mark.voter in fx.silenced:
+            void.add(mark.seq)
+        elif mark.target is not None and left.get(mark.voter, 0) > 0:
+            void.add(mark.seq)
+            left[mark.voter] -= 1
+    return void
+
+
+def shout(ctx: Ctx, voter: Player, funds: dict[int, int]) -> int:
+    """Pay for a Shout on a vote; returns how many shouts the vote carries."""
+    state = ctx.state
+    if not state.options.shop:
+        raise RuleError("shout_needs_shop")
+    used = sum(m.shouts for m in state.vote_log if m.voter == voter.uid)
+    if used >= PER_DAY_LIMIT["shout"]:
+        raise RuleError("spell_limit", limit=PER_DAY_LIMIT["shout"])
+    charge(ctx, voter.uid, SPELL_PRICES["shout"], "shout", funds)
+    return 1
+
+
+def close_day(ctx: Ctx) -> None:
+    """Spend the Alarm clocks the day's spells used (or wasted)."""
+    state = ctx.state
+    for uid, n in day_effects(state).clocks_used.items():
+        for _ in range(n):
+            _use_item(state, uid, "alarm_clock")
+        ctx.emit("alarm_clock_used", Audience.to(uid), count=n)
+
+
+# --- effects at night ------------------------------------------------------------------------
+def moves(state: GameState, p: Player, base: int) -> int:
+    """Night moves after spells; a Doubling ordered today already counts for tonight's
+    orders (if it is not carried out, the second order is dropped at resolution)."""
+    night = state.number
+    if base == 0:
+        return 0
+    if state.helpless.get(p.uid) == night:
+        return 0
+    if state.doubled.get(p.uid) == night:
+        return 2
+    if state.phase is PhaseKind.DAY and any(
+        o.what == "doubling" and o.target == p.uid for o in state.pending
+    ):
+        return 2
+    return base
+
+
+def ignores_bouncer(state: GameState, uid: int) -> bool:
+    return state.wrecking.get(uid) == state.number
+
+
+def inventory_of(state: GameState, uid: int) -> list[Item]:
+    return list(state.inventory.get(uid, []))
+
+
+def pending_of(state: GameState, uid: int) -> list[PendingBuy]:
+    return [o for o in state.pending if o.uid == uid]
