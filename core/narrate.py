@@ -19,8 +19,8 @@ When = Callable[[str], str]  # ISO timestamp -> how this medium shows a moment
 def _iso_minutes(value: str) -> str:
     return value[:16].replace("T", " ") + " UTC"
 
-_PLAYER_KEYS = ("uid", "voter", "target", "actor", "fallback", "previous", "old", "new", "by", "acting",
-                "hanged")
+_PLAYER_KEYS = ("uid", "voter", "target", "actor", "fallback", "previous", "old", "new", "by",
+                "acting", "hanged")
 
 
 def role_name(role: str | None, lang: str) -> str:

@@ -173,7 +173,8 @@ def test_thank_once_after_the_game_within_funds() -> None:
     uid = s.players[0].uid
     from core.engine import apply
 
-    out = apply(s, c.Thank(by=uid, at=s.deadline or played.commands[-1].at, premium=5, funds={uid: 10}))
+    at = played.commands[-1].at
+    out = apply(s, c.Thank(by=uid, at=at, premium=5, funds={uid: 10}))
     assert out.events[0].kind == "thanked"
     with pytest.raises(RuleError) as err:
         apply(out.state, c.Thank(by=uid, at=played.commands[-1].at, funds={uid: 10}))
