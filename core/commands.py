@@ -133,6 +133,27 @@ class Thank(_Cmd):
     premium: int = Field(default=0, ge=0, le=100_000)
 
 
+class Anon(_Cmd):
+    """Module "Cryptography": an open post signed with any role of the game, or nothing."""
+
+    kind: Literal["anon"] = "anon"
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    signature: str | None = Field(default=None, max_length=40)
+
+
+class Whisper(_Cmd):
+    kind: Literal["whisper"] = "whisper"
+    role: str = Field(max_length=40)
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    signature: str | None = Field(default=None, max_length=40)
+
+
+class Reveal(_Cmd):
+    """A public move: the caller's latest check is announced to everybody."""
+
+    kind: Literal["reveal"] = "reveal"
+
+
 Command = Annotated[
     Join
     | Leave
@@ -153,7 +174,10 @@ Command = Annotated[
     | Bonus
     | Thank
     | Buy
-    | Cast,
+    | Cast
+    | Anon
+    | Whisper
+    | Reveal,
     Field(discriminator="kind"),
 ]
 

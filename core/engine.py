@@ -15,7 +15,7 @@ from core import commands as c
 from core.errors import RuleError
 from core.events import Audience, Event
 from core.rules import night as night_rules
-from core.rules import phases, shop
+from core.rules import crypto, phases, shop
 from core.rules.context import Ctx
 from core.rules.roles import Action, Role
 from core.rules.setup import MAX_PLAYERS, composition_for
@@ -330,6 +330,21 @@ def _cast(ctx: Ctx, cmd: c.Cast) -> None:
     shop.cast(ctx, caster, cmd.spell, cmd.target, cmd.if_hanged, dict(cmd.funds))
 
 
+def _anon(ctx: Ctx, cmd: c.Anon) -> None:
+    _in_play(ctx)
+    crypto.anon(ctx, _player(ctx, cmd.by), cmd.text, cmd.signature, cmd.at)
+
+
+def _whisper(ctx: Ctx, cmd: c.Whisper) -> None:
+    _in_play(ctx)
+    crypto.whisper(ctx, _player(ctx, cmd.by), cmd.role, cmd.text, cmd.signature, cmd.at)
+
+
+def _reveal(ctx: Ctx, cmd: c.Reveal) -> None:
+    _in_play(ctx)
+    crypto.reveal(ctx, _player(ctx, cmd.by))
+
+
 def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
     _master(ctx, cmd)
     _in_play(ctx)
@@ -368,6 +383,7 @@ _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
     c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace,
     c.Bonus: _bonus, c.Thank: _thank, c.Buy: _buy, c.Cast: _cast,
+    c.Anon: _anon, c.Whisper: _whisper, c.Reveal: _reveal,
 }
 
 

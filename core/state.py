@@ -214,6 +214,8 @@ class GameState(BaseModel):
     helpless: dict[int, int] = Field(default_factory=dict)  # uid -> night it blocks
     doubled: dict[int, int] = Field(default_factory=dict)  # uid -> night with two moves
     wrecking: dict[int, int] = Field(default_factory=dict)  # Destruction: uid -> night
+    # --- module "Cryptography" --------------------------------------------------
+    posts: list[tuple[int, int, datetime]] = Field(default_factory=list)  # (uid, serial, at)
 
     # --- lookups ---------------------------------------------------------
     def player(self, uid: int) -> Player | None:

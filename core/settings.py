@@ -1,0 +1,137 @@
+"""Process settings from the environment (and `.env`), plus the database URL check.
+
+A bad DATABASE_URL should stop the bot at start with a sentence a host can act
+on, not with a stack trace from deep inside the ORM on the first query.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite://data/mafia.db"
+MODELS_MODULE = "core.storage.models"
+MIGRATIONS_MODULE = "core.storage.migrations"
+
+_EXAMPLES = (
+    "sqlite://data/mafia.db (relative path), sqlite:///var/lib/mafia/mafia.db (absolute), "
+    "sqlite://:memory:, postgres://user:password@host:5432/dbname"
+)
+# Pragmas for every SQLite connection: WAL lets readers run beside the writer,
+# synchronous=FULL makes an acknowledged commit survive a power cut too, and the
+# busy timeout lets a second process (the `simulate` CLI) wait instead of failing.
+_SQLITE_PRAGMAS: dict[str, Any] = {
+    "journal_mode": "WAL",
+    "journal_size_limit": 16384,
+    "foreign_keys": "ON",
+    "synchronous": "FULL",
+    "busy_timeout": 5000,
+}
+_PG_INT_PARAMS = {"min_size", "max_size", "max_queries", "timeout", "statement_cache_size"}
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work; the message says what to write instead."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", env_ignore_empty=True, extra="ignore"
+    )
+
+    discord_token: str | None = Field(default=None, repr=False)
+    database_url: str = DEFAULT_DATABASE_URL
+    discord_guild_id: int | None = None
+
+
+def _bad(url: str, why: str) -> ConfigError:
+    shown = url
+    parts = urlsplit(url) if "://" in url else None
+    if parts is not None and parts.password:
+        shown = url.replace(f":{parts.password}@", ":***@", 1)
+    return ConfigError(f"Invalid DATABASE_URL {shown!r}: {why}. Examples: {_EXAMPLES}.")
+
+
+def _sqlite(url: str, rest: str, *, create_dirs: bool) -> dict[str, Any]:
+    path, _, query = rest.partition("?")
+    if query:
+        raise _bad(url, "SQLite URLs take no '?' options")
+    if not path:
+        raise _bad(url, "the SQLite URL has no file path")
+    if path != ":memory:":
+        file = Path(unquote(path))
+        if file.exists() and file.is_dir():
+            raise _bad(url, f"{str(file)!r} is a folder, not a database file")
+        if create_dirs:
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise _bad(url, f"cannot create the folder {str(file.parent)!r} ({exc})") from exc
+    return {
+        "engine": "tortoise.backends.sqlite",
+        "credentials": {"file_path": unquote(path), **_SQLITE_PRAGMAS},
+    }
+
+
+def _postgres(url: str) -> dict[str, Any]:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise _bad(url, f"cannot parse it ({exc})") from exc
+    database = unquote(parts.path.lstrip("/"))
+    if not parts.hostname:
+        raise _bad(url, "the PostgreSQL URL has no host")
+    if not database or "/" in database:
+        raise _bad(url, "the PostgreSQL URL needs a database name after the host, like /mafia")
+    creds: dict[str, Any] = {
+        "host": parts.hostname,
+        "port": port or 5432,
+        "user": unquote(parts.username) if parts.username else None,
+        "password": unquote(parts.password) if parts.password else None,
+        "database": database,
+    }
+    for key, values in parse_qs(parts.query).items():
+        value = values[-1]
+        if key in _PG_INT_PARAMS:
+            try:
+                creds[key] = int(value)
+            except ValueError as exc:
+                raise _bad(url, f"option {key} must be a whole number") from exc
+        else:
+            creds[key] = value
+    return {"engine": "tortoise.backends.asyncpg", "credentials": creds}
+
+
+def database_config(url: str, *, create_dirs: bool = True) -> dict[str, Any]:
+    """Tortoise config for a DATABASE_URL; raise ConfigError with a clear message if unusable.
+
+    Creates the SQLite file's folder (the file itself appears on first connect).
+    """
+    url = url.strip()
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise _bad(url, "it has no scheme (expected sqlite:// or postgres://)")
+    scheme = scheme.lower()
+    if scheme == "sqlite":
+        connection = _sqlite(url, rest, create_dirs=create_dirs)
+    elif scheme in ("postgres", "postgresql"):
+        connection = _postgres(url)
+    else:
+        raise _bad(url, f"unsupported scheme {scheme!r} (use sqlite or postgres)")
+    return {
+        "connections": {"default": connection},
+        "apps": {
+            "models": {
+                "models": [MODELS_MODULE],
+                "default_connection": "default",
+                "migrations": MIGRATIONS_MODULE,
+            }
+        },
+        "use_tz": True,
+        "timezone": "UTC",
+    }

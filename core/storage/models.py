@@ -1,0 +1,172 @@
+"""Tortoise models: the durable shape of games, their logs and the bot's ledgers.
+
+Portable on purpose (SQLite by default, PostgreSQL for scale-out): no raw SQL,
+JSON kept as TEXT where bytes must round-trip exactly (the state, the log),
+and uniqueness rules expressed as plain unique constraints. Schema changes go
+through `core/storage/migrations` (see MIGRATIONS.md), never `generate_schemas`.
+"""
+
+from __future__ import annotations
+
+from tortoise import fields
+from tortoise.models import Model
+
+# Outbox statuses.
+PENDING = "pending"
+DELIVERED = "delivered"
+PARKED = "parked"
+
+
+class GuildSettings(Model):
+    """Per-guild preferences the bot keeps between games."""
+
+    id = fields.IntField(primary_key=True)
+    guild_id = fields.BigIntField(unique=True)
+    language = fields.CharField(max_length=16, default="ru")
+    created_at = fields.DatetimeField(auto_now_add=True)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "guild_settings"
+
+
+class Game(Model):
+    """One game: its current state (JSON text) plus the columns the bot queries by.
+
+    `active_channel_id` equals `channel_id` while the game runs and is NULL once
+    it is over: a unique column that allows many NULLs is the portable way to
+    say "one active game per channel" in the database itself.
+    """
+
+    id = fields.IntField(primary_key=True)
+    guild_id = fields.BigIntField(db_index=True)
+    channel_id = fields.BigIntField(db_index=True)
+    active_channel_id = fields.BigIntField(null=True, unique=True)
+    master_id = fields.BigIntField()
+    title = fields.CharField(max_length=200)
+    plot = fields.TextField(default="")
+    options = fields.TextField()  # core.state.Options as JSON: replay needs it
+    seed = fields.BigIntField()
+    state = fields.TextField()  # core.state.GameState as JSON
+    phase = fields.CharField(max_length=16, db_index=True)
+    active = fields.BooleanField(default=True, db_index=True)
+    deadline = fields.DatetimeField(null=True)
+    seq = fields.IntField(default=0)
+    outbox_seq = fields.IntField(default=0)  # last outbox ordinal handed out
+    language = fields.CharField(max_length=16, default="ru")
+    signup_message_id = fields.BigIntField(null=True)
+    category_id = fields.BigIntField(null=True)
+    private_channels = fields.TextField(default="{}")  # JSON map team -> channel id
+    created_at = fields.DatetimeField(auto_now_add=True)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "game"
+
+
+class GamePlayer(Model):
+    """Who sits in which game: answers "which games is this user in" by index."""
+
+    id = fields.IntField(primary_key=True)
+    game: fields.ForeignKeyRelation[Game] = fields.ForeignKeyField(
+        "models.Game", related_name="seats", on_delete=fields.CASCADE
+    )
+    guild_id = fields.BigIntField()
+    user_id = fields.BigIntField()
+    seat = fields.IntField()
+
+    class Meta:
+        table = "game_player"
+        unique_together = (("game", "user_id"),)
+        indexes = (("guild_id", "user_id"), ("user_id",))
+
+
+class EventLog(Model):
+    """Append-only: every accepted command (verbatim) and the events it produced.
+
+    Replaying the commands from the game's seed rebuilds `Game.state` exactly.
+    """
+
+    id = fields.IntField(primary_key=True)
+    game: fields.ForeignKeyRelation[Game] = fields.ForeignKeyField(
+        "models.Game", related_name="log", on_delete=fields.CASCADE
+    )
+    seq = fields.IntField()
+    command = fields.TextField()
+    events = fields.TextField()
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "event_log"
+        unique_together = (("game", "seq"),)
+
+
+class Outbox(Model):
+    """Messages to deliver to Discord, written in the same transaction as the change."""
+
+    id = fields.IntField(primary_key=True)
+    game: fields.ForeignKeyRelation[Game] = fields.ForeignKeyField(
+        "models.Game", related_name="outbox", on_delete=fields.CASCADE
+    )
+    ordinal = fields.IntField()  # delivery order within the game
+    kind = fields.CharField(max_length=64)
+    payload = fields.TextField()  # JSON
+    status = fields.CharField(max_length=16, default=PENDING)
+    attempts = fields.IntField(default=0)
+    next_attempt_at = fields.DatetimeField()
+    last_error = fields.TextField(null=True)
+    created_at = fields.DatetimeField(auto_now_add=True)
+    delivered_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "outbox"
+        unique_together = (("game", "ordinal"),)
+        indexes = (("status", "next_attempt_at"),)
+
+
+class Wallet(Model):
+    """Currency module: one balance per member per guild."""
+
+    id = fields.IntField(primary_key=True)
+    guild_id = fields.BigIntField()
+    user_id = fields.BigIntField()
+    balance = fields.BigIntField(default=0)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "wallet"
+        unique_together = (("guild_id", "user_id"),)
+
+
+class Ledger(Model):
+    """Currency module: every balance change with its reason (append-only)."""
+
+    id = fields.IntField(primary_key=True)
+    guild_id = fields.BigIntField()
+    user_id = fields.BigIntField()
+    game: fields.ForeignKeyNullableRelation[Game] = fields.ForeignKeyField(
+        "models.Game", related_name="ledger", null=True, on_delete=fields.SET_NULL
+    )
+    amount = fields.BigIntField()
+    reason = fields.CharField(max_length=64)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "ledger"
+        indexes = (("guild_id", "user_id"),)
+
+
+class UserStats(Model):
+    """Finished games and wins per member, updated when a game ends."""
+
+    id = fields.IntField(primary_key=True)
+    guild_id = fields.BigIntField()
+    user_id = fields.BigIntField()
+    games = fields.IntField(default=0)
+    wins = fields.IntField(default=0)
+    wins_by_side = fields.TextField(default="{}")  # JSON map side -> wins
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "user_stats"
+        unique_together = (("guild_id", "user_id"),)

@@ -1,0 +1,122 @@
+"""DeadlineScheduler: ends phases at their deadlines, including ones missed while down.
+
+One task sleeps until the earliest known deadline (or until the service says a
+deadline moved) and then applies `Advance(by=0, deadline=True)` through the
+service, so the scheduler's commands are logged and replayed like anyone's.
+Each due game fires in its own task: a game whose lock is held for long never
+holds back another game's deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from core.commands import Advance
+from core.errors import RuleError
+from core.storage.service import GameService, utcnow
+
+log = logging.getLogger(__name__)
+
+# Refusals that only mean "someone got there first": the state is re-read instead.
+RACES = frozenset({"deadline_not_reached", "game_over", "not_started"})
+
+
+class DeadlineScheduler:
+    def __init__(self, service: GameService, *, now: Callable[[], datetime] = utcnow,
+                 max_sleep: float = 60.0, retry_after: float = 30.0) -> None:
+        """`max_sleep` bounds each wait so a jumping wall clock is noticed within it;
+        `retry_after` spaces out retries of a game whose Advance failed unexpectedly."""
+        self._service = service
+        self._now = now
+        self._max_sleep = max_sleep
+        self._retry_after = timedelta(seconds=retry_after)
+        self._deadlines: dict[int, datetime] = {}
+        self._not_before: dict[int, datetime] = {}
+        self._firing: dict[int, asyncio.Task[None]] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.fired = 0  # Advances applied, for tests and the soak report
+        service.deadline_listeners.append(self.note)
+
+    @property
+    def deadlines(self) -> dict[int, datetime]:
+        return dict(self._deadlines)
+
+    async def start(self) -> None:
+        """Load every running game's deadline, then run; overdue ones fire at once."""
+        for game_id, deadline in (await self._service.pending_deadlines()).items():
+            self._deadlines[game_id] = deadline
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="deadline-scheduler")
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._task, *self._firing.values()) if t is not None]
+        self._task = None
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        self._firing.clear()
+
+    def note(self, game_id: int, deadline: datetime | None) -> None:
+        """The service's hook: a game's deadline changed (None: no deadline / game over)."""
+        if deadline is None:
+            self._deadlines.pop(game_id, None)
+        else:
+            self._deadlines[game_id] = deadline
+        self._not_before.pop(game_id, None)
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Re-check the clock now (tests move their fake clock and call this)."""
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            now = self._now()
+            waits: list[float] = []
+            for game_id, deadline in list(self._deadlines.items()):
+                if game_id in self._firing:
+                    continue
+                at = max(deadline, self._not_before.get(game_id, deadline))
+                if at <= now:
+                    self._firing[game_id] = asyncio.create_task(self._fire(game_id))
+                else:
+                    waits.append((at - now).total_seconds())
+            timeout = min([self._max_sleep, *waits])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    async def _fire(self, game_id: int) -> None:
+        try:
+            await self._service.apply(game_id, Advance(by=0, at=self._now(), deadline=True))
+            self.fired += 1
+        except RuleError as exc:
+            if exc.code not in RACES:
+                log.error("deadline of game %s refused: %r", game_id, exc)
+                self._deadlines.pop(game_id, None)
+            else:
+                await self._resync(game_id)
+        except Exception:
+            log.exception("deadline of game %s failed; retrying later", game_id)
+            self._not_before[game_id] = self._now() + self._retry_after
+        finally:
+            self._firing.pop(game_id, None)
+            self._wake.set()
+
+    async def _resync(self, game_id: int) -> None:
+        try:
+            state = await self._service.state(game_id)
+        except RuleError:
+            self._deadlines.pop(game_id, None)
+            return
+        if state.over or state.deadline is None:
+            self._deadlines.pop(game_id, None)
+        else:
+            self._deadlines[game_id] = state.deadline

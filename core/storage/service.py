@@ -1,0 +1,424 @@
+"""GameService: the one door between the Discord layer and durable games.
+
+Every accepted command is committed in ONE transaction together with the new
+state, its EventLog row and its Outbox entries, before `apply` returns: a reply
+the bot sends after `apply` can never describe a change that a crash undoes,
+and nothing the players were told can be missing from the log. Commands on one
+game are serialized by a per-game lock; different games never wait for each
+other (except for the database's own short write lock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.exceptions import IntegrityError
+from tortoise.transactions import in_transaction
+
+from core import engine
+from core.commands import COMMAND_ADAPTER, Command
+from core.errors import RuleError
+from core.events import EVENTS_ADAPTER, Event
+from core.state import GameState, Options, PhaseKind
+from core.storage.models import EventLog, Game, GamePlayer, GuildSettings, Outbox, UserStats
+
+log = logging.getLogger(__name__)
+
+DeadlineListener = Callable[[int, datetime | None], None]
+OutboxListener = Callable[[], None]
+EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def default_route(event: Event) -> bool:
+    """Events that must reach Discord even across a crash: channel posts (public, team).
+
+    Private notes ('players', 'master') are answered by the Discord layer from the
+    returned events; it can make any of them durable with `extra_outbox`.
+    """
+    return event.audience.kind in ("public", "team")
+
+
+class OutboxItem(BaseModel):
+    """An outbox payload the caller adds to a command's transaction (e.g. 'edit signup')."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: str
+    payload: dict[str, Any]
+
+
+class DiscordPatch(BaseModel):
+    """Discord-side columns of a game; only the fields explicitly set are written."""
+
+    signup_message_id: int | None = None
+    category_id: int | None = None
+    private_channels: dict[str, int] | None = None
+    language: str | None = None
+
+    def columns(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in self.model_fields_set:
+            value = getattr(self, name)
+            if name == "private_channels":
+                value = json.dumps(value or {}, sort_keys=True)
+            elif name == "language" and value is None:
+                continue
+            out[name] = value
+        return out
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """What the bot needs to route a message to a game, without parsing its state."""
+
+    id: int
+    guild_id: int
+    channel_id: int
+    master_id: int
+    title: str
+    phase: PhaseKind
+    active: bool
+    deadline: datetime | None
+    seq: int
+    language: str
+    signup_message_id: int | None
+    category_id: int | None
+    private_channels: dict[str, int]
+
+    @classmethod
+    def of(cls, row: Game) -> GameInfo:
+        return cls(
+            id=row.id, guild_id=row.guild_id, channel_id=row.channel_id,
+            master_id=row.master_id, title=row.title, phase=PhaseKind(row.phase),
+            active=row.active, deadline=row.deadline, seq=row.seq, language=row.language,
+            signup_message_id=row.signup_message_id, category_id=row.category_id,
+            private_channels={k: int(v) for k, v in json.loads(row.private_channels).items()},
+        )
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A committed command: the new state (read-only!), its events and its log number."""
+
+    state: GameState
+    events: list[Event]
+    game_id: int
+    seq: int
+
+
+class GameNotFound(RuleError):
+    def __init__(self, game_id: int) -> None:
+        super().__init__("game_not_found", game=game_id)
+
+
+class ReplayMismatch(AssertionError):
+    """The stored state is not what the log replays to: a bug, never a user error."""
+
+
+class _Stale(Exception):
+    """Another writer (another process) changed the game since we loaded it."""
+
+
+@dataclass
+class _Slot:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    state: GameState | None = None
+    outbox_seq: int = 0
+    guild_id: int = 0
+
+
+class GameService:
+    """Create games, apply commands durably, answer the bot's lookups, replay the log."""
+
+    def __init__(self, *, route: Callable[[Event], bool] = default_route,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self._route = route
+        self._clock = clock
+        self._slots: dict[int, _Slot] = {}
+        self._create_lock = asyncio.Lock()
+        self.deadline_listeners: list[DeadlineListener] = []
+        self.outbox_listeners: list[OutboxListener] = []
+
+    # --- writing ---------------------------------------------------------------
+    async def create(
+        self, guild_id: int, channel_id: int, master_id: int, title: str, plot: str = "",
+        options: Options | None = None, seed: int | None = None, *, language: str | None = None,
+        extra_outbox: Sequence[OutboxItem] = (),
+    ) -> int:
+        """Open a game in signup; RuleError('channel_has_game') if the channel has one running."""
+        seed = secrets.randbits(63) if seed is None else seed
+        state = engine.create_game(seed=seed, master=master_id, title=title, plot=plot,
+                                   options=options)
+        rows_json = [(i.kind, _dumps(i.payload)) for i in extra_outbox]
+        now = self._clock()
+        async with self._create_lock:
+            try:
+                async with in_transaction() as conn:
+                    existing = await Game.filter(active_channel_id=channel_id).using_db(conn) \
+                        .first()
+                    if existing is not None:
+                        raise RuleError("channel_has_game", game=existing.id)
+                    game = await Game.create(
+                        using_db=conn, guild_id=guild_id, channel_id=channel_id,
+                        active_channel_id=channel_id, master_id=master_id, title=title,
+                        plot=plot, options=state.options.model_dump_json(), seed=seed,
+                        state=state.model_dump_json(), phase=str(state.phase), active=True,
+                        deadline=state.deadline, seq=state.seq, outbox_seq=len(rows_json),
+                        language=language or state.options.language,
+                    )
+                    await _write_outbox(conn, game.id, 0, rows_json, now)
+            except IntegrityError as exc:  # another process won the race for the channel
+                raise RuleError("channel_has_game") from exc
+        slot = self._slot(game.id)
+        slot.state, slot.outbox_seq, slot.guild_id = state, len(rows_json), guild_id
+        if rows_json:
+            self._notify_outbox()
+        return game.id
+
+    async def apply(
+        self, game_id: int, command: Command, *, extra_outbox: Sequence[OutboxItem] = (),
+        discord: DiscordPatch | None = None,
+    ) -> Applied:
+        """Apply `command` and commit it; RuleError (nothing written) if the rules refuse.
+
+        `extra_outbox` and `discord` are written in the same transaction.
+        """
+        extra = [(i.kind, _dumps(i.payload)) for i in extra_outbox]
+        columns = discord.columns() if discord else {}
+        slot = self._slot(game_id)
+        async with slot.lock:
+            for _ in range(3):
+                old = await self._loaded(game_id, slot)
+                try:
+                    out = engine.apply(old, command)
+                except RuleError:
+                    raise  # the engine never touches its input: the cache stays valid
+                except BaseException:
+                    slot.state = None
+                    raise
+                try:
+                    written = await self._commit(game_id, slot, old, out, command, extra, columns)
+                except _Stale:
+                    slot.state = None
+                    continue
+                except BaseException:
+                    slot.state = None
+                    raise
+                slot.state = out.state
+                slot.outbox_seq += written
+                break
+            else:
+                raise RuntimeError(f"game {game_id} keeps changing under us")
+        new = out.state
+        if new.deadline != old.deadline or new.over != old.over:
+            self._notify_deadline(game_id, None if new.over else new.deadline)
+        if written:
+            self._notify_outbox()
+        return Applied(state=new, events=out.events, game_id=game_id, seq=new.seq)
+
+    async def set_discord(self, game_id: int, patch: DiscordPatch, *,
+                          extra_outbox: Sequence[OutboxItem] = ()) -> None:
+        """Store Discord-side ids (and optional outbox entries) in one transaction."""
+        extra = [(i.kind, _dumps(i.payload)) for i in extra_outbox]
+        columns = patch.columns()
+        slot = self._slot(game_id)
+        async with slot.lock:
+            await self._loaded(game_id, slot)
+            try:
+                async with in_transaction() as conn:
+                    n = await Game.filter(id=game_id, outbox_seq=slot.outbox_seq).using_db(conn) \
+                        .update(outbox_seq=slot.outbox_seq + len(extra), updated_at=self._clock(),
+                                **columns)
+                    if n != 1:
+                        raise _Stale()
+                    await _write_outbox(conn, game_id, slot.outbox_seq, extra, self._clock())
+            except BaseException:
+                slot.state = None
+                raise
+            slot.outbox_seq += len(extra)
+        if extra:
+            self._notify_outbox()
+
+    async def _commit(self, game_id: int, slot: _Slot, old: GameState, out: engine.Outcome,
+                      command: Command, extra: list[tuple[str, str]],
+                      columns: dict[str, Any]) -> int:
+        new, now = out.state, self._clock()
+        rows = [(EVENT_KIND, _dumps({"seq": new.seq, "event": e.model_dump(mode="json")}))
+                for e in out.events if self._route(e)] + extra
+        command_json = COMMAND_ADAPTER.dump_json(command).decode()
+        events_json = EVENTS_ADAPTER.dump_json(out.events).decode()
+        values: dict[str, Any] = {
+            "state": new.model_dump_json(), "phase": str(new.phase), "active": not new.over,
+            "deadline": new.deadline, "seq": new.seq, "outbox_seq": slot.outbox_seq + len(rows),
+            "updated_at": now, **columns,
+        }
+        if new.over:
+            values["active_channel_id"] = None  # frees the channel for the next game
+        async with in_transaction() as conn:
+            n = await Game.filter(id=game_id, seq=old.seq, outbox_seq=slot.outbox_seq) \
+                .using_db(conn).update(**values)
+            if n != 1:
+                raise _Stale()
+            await EventLog.create(using_db=conn, game_id=game_id, seq=new.seq,
+                                  command=command_json, events=events_json)
+            await _write_outbox(conn, game_id, slot.outbox_seq, rows, now)
+            if [p.uid for p in old.players] != [p.uid for p in new.players]:
+                await _seat_players(conn, game_id, slot.guild_id, new)
+            if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
+                await _count_stats(conn, slot.guild_id, new)
+        return len(rows)
+
+    # --- reading ---------------------------------------------------------------
+    async def state(self, game_id: int) -> GameState:
+        """The current state (shared with the cache: treat it as read-only)."""
+        slot = self._slot(game_id)
+        if slot.state is not None:
+            return slot.state
+        async with slot.lock:
+            return await self._loaded(game_id, slot)
+
+    async def info(self, game_id: int) -> GameInfo:
+        row = await Game.get_or_none(id=game_id)
+        if row is None:
+            raise GameNotFound(game_id)
+        return GameInfo.of(row)
+
+    async def game_in_channel(self, channel_id: int) -> GameInfo | None:
+        """The game running in this channel, if any."""
+        row = await Game.get_or_none(active_channel_id=channel_id)
+        return GameInfo.of(row) if row else None
+
+    async def games_of_user(self, guild_id: int | None, user_id: int) -> list[GameInfo]:
+        """Running games the user plays in (any guild if guild_id is None), oldest first."""
+        query = Game.filter(active=True, seats__user_id=user_id)
+        if guild_id is not None:
+            query = query.filter(guild_id=guild_id)
+        return [GameInfo.of(r) for r in await query.order_by("id").distinct()]
+
+    async def active_games(self) -> list[GameInfo]:
+        return [GameInfo.of(r) for r in await Game.filter(active=True).order_by("id")]
+
+    async def pending_deadlines(self) -> dict[int, datetime]:
+        """game id -> deadline of every running game that has one (the scheduler's start)."""
+        rows = await Game.filter(active=True, deadline__isnull=False).values_list("id", "deadline")
+        return {int(gid): dl for gid, dl in rows if isinstance(dl, datetime)}
+
+    async def log(self, game_id: int) -> list[tuple[int, Command, list[Event]]]:
+        """The game's EventLog in order: (seq, command, events)."""
+        rows = await EventLog.filter(game_id=game_id).order_by("seq") \
+            .values_list("seq", "command", "events")
+        return [(int(seq), COMMAND_ADAPTER.validate_json(cmd), EVENTS_ADAPTER.validate_json(ev))
+                for seq, cmd, ev in rows]
+
+    async def replay(self, game_id: int) -> GameState:
+        """Rebuild the state from the seed and the logged commands alone."""
+        row = await Game.get_or_none(id=game_id)
+        if row is None:
+            raise GameNotFound(game_id)
+        state = engine.create_game(seed=row.seed, master=row.master_id, title=row.title,
+                                   plot=row.plot, options=Options.model_validate_json(row.options))
+        for seq, command, _ in await self.log(game_id):
+            state = engine.apply(state, command).state
+            if state.seq != seq:
+                raise ReplayMismatch(f"game {game_id}: log seq {seq} replays to {state.seq}")
+        return state
+
+    async def verify(self, game_id: int) -> GameState:
+        """Replay and compare with the stored state byte for byte; raise ReplayMismatch."""
+        replayed = await self.replay(game_id)
+        row = await Game.get(id=game_id)
+        if replayed.model_dump_json() != row.state or replayed.seq != row.seq:
+            raise ReplayMismatch(f"game {game_id}: stored state differs from its replay")
+        return replayed
+
+    # --- guild preferences -----------------------------------------------------
+    async def guild_language(self, guild_id: int, default: str = "ru") -> str:
+        row = await GuildSettings.get_or_none(guild_id=guild_id)
+        return row.language if row else default
+
+    async def set_guild_language(self, guild_id: int, language: str) -> None:
+        await GuildSettings.update_or_create(defaults={"language": language}, guild_id=guild_id)
+
+    # --- internals -------------------------------------------------------------
+    def forget(self, game_id: int | None = None) -> None:
+        """Drop cached states (all, or one game's) so the next access reads the database."""
+        slots = self._slots.values() if game_id is None else [self._slot(game_id)]
+        for slot in slots:
+            slot.state = None
+
+    def _slot(self, game_id: int) -> _Slot:
+        slot = self._slots.get(game_id)
+        if slot is None:
+            slot = self._slots[game_id] = _Slot()
+        return slot
+
+    async def _loaded(self, game_id: int, slot: _Slot) -> GameState:
+        if slot.state is None:
+            row = await Game.get_or_none(id=game_id)
+            if row is None:
+                raise GameNotFound(game_id)
+            slot.state = GameState.model_validate_json(row.state)
+            slot.outbox_seq, slot.guild_id = row.outbox_seq, row.guild_id
+        return slot.state
+
+    def _notify_deadline(self, game_id: int, deadline: datetime | None) -> None:
+        for listener in list(self.deadline_listeners):
+            try:
+                listener(game_id, deadline)
+            except Exception:
+                log.exception("deadline listener failed for game %s", game_id)
+
+    def _notify_outbox(self) -> None:
+        for listener in list(self.outbox_listeners):
+            try:
+                listener()
+            except Exception:
+                log.exception("outbox listener failed")
+
+
+def _dumps(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+async def _write_outbox(conn: BaseDBAsyncClient, game_id: int, last: int,
+                        rows: Iterable[tuple[str, str]], now: datetime) -> None:
+    entries = [Outbox(game_id=game_id, ordinal=last + i, kind=kind, payload=payload,
+                      next_attempt_at=now)
+               for i, (kind, payload) in enumerate(rows, start=1)]
+    if entries:
+        await Outbox.bulk_create(entries, using_db=conn)
+
+
+async def _seat_players(conn: BaseDBAsyncClient, game_id: int, guild_id: int,
+                        state: GameState) -> None:
+    """Mirror the seating: few writes, only when someone joins, leaves or is replaced."""
+    await GamePlayer.filter(game_id=game_id).using_db(conn).delete()
+    seats = [GamePlayer(game_id=game_id, guild_id=guild_id, user_id=p.uid, seat=i)
+             for i, p in enumerate(state.players)]
+    if seats:
+        await GamePlayer.bulk_create(seats, using_db=conn)
+
+
+async def _count_stats(conn: BaseDBAsyncClient, guild_id: int, state: GameState) -> None:
+    """One finished game (and a win, if the player's team won) for everybody seated."""
+    for p in state.players:
+        stats, _ = await UserStats.get_or_create(guild_id=guild_id, user_id=p.uid, using_db=conn)
+        stats.games += 1
+        if p.team is not None and p.team in state.winners and p.side is not None:
+            stats.wins += 1
+            by_side: dict[str, int] = json.loads(stats.wins_by_side)
+            by_side[str(p.side)] = by_side.get(str(p.side), 0) + 1
+            stats.wins_by_side = json.dumps(by_side, sort_keys=True)
+        await stats.save(using_db=conn)
