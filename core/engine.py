@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 from core import commands as c
 from core.errors import RuleError
 from core.events import Audience, Event
-from core.rules import night as night_rules
 from core.rules import crypto, phases, shop
+from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.roles import Action, Role
 from core.rules.setup import MAX_PLAYERS, composition_for
