@@ -1,0 +1,170 @@
+"""What one person may see: the only source the Discord layer renders from.
+
+A player's card holds his own role and results, and the team-mates the rules
+let him know (clan, police pairs). The public view holds what everybody may
+know. Cogs never read raw state for a player, so a role cannot leak by accident.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from core.errors import RuleError
+from core.rules import night as night_rules
+from core.rules import phases, shop
+from core.rules.context import Ctx
+from core.rules.economy import spending_cap
+from core.rules.roles import Action, Role, Side, info
+from core.rules.voting import base_weight, current_votes, tally
+from core.state import GameState, Item, Notice, Order, PendingBuy, PhaseKind
+
+
+class Mate(BaseModel):
+    uid: int
+    role: Role | None
+    alive: bool
+
+
+class Card(BaseModel):
+    uid: int
+    name: str
+    alive: bool
+    role: Role | None
+    side: Side | None
+    clan: int | None
+    rank: int | None
+    teams: list[str] = Field(default_factory=list)
+    mates: list[Mate] = Field(default_factory=list)
+    night_move: Action | None = None
+    moves: int = 0
+    first_night: int = 0
+    orders: list[Order] = Field(default_factory=list)
+    acting_mafioso: int | None = None
+    vote: int | None = None
+    vote_weight: int = 0  # halves
+    notices: list[Notice] = Field(default_factory=list)
+    inventory: list[Item] = Field(default_factory=list)
+    pending: list[PendingBuy] = Field(default_factory=list)
+    spent: int = 0
+    cap: int = 0
+    helpless: bool = False
+
+
+class Death(BaseModel):
+    uid: int
+    cause: str
+    role: Role | None  # None when roles of the dead are hidden
+    number: int
+    phase: str
+
+
+class TallyRow(BaseModel):
+    target: int
+    halves: int
+    voters: list[tuple[int, int, bool]]  # (voter, weight in halves, ghost)
+
+
+class PublicView(BaseModel):
+    title: str
+    plot: str
+    master: int
+    phase: PhaseKind
+    number: int
+    deadline: datetime | None
+    players: list[int]
+    names: dict[int, str]
+    living: list[int]
+    dead: list[Death]
+    tally: list[TallyRow] = Field(default_factory=list)
+    checked_in: list[int] = Field(default_factory=list)
+    winners: list[str] = Field(default_factory=list)
+    draw: bool = False
+    ghosts: bool = False
+    excluded: list[int] = Field(default_factory=list)
+
+
+def card(state: GameState, uid: int) -> Card:
+    p = state.player(uid)
+    if p is None:
+        raise RuleError("not_a_player")
+    c = Card(uid=uid, name=p.name, alive=p.alive, role=p.role, side=p.side, clan=p.clan,
+             rank=p.rank, notices=list(p.notices))
+    if p.role is None:
+        return c
+    ctx = Ctx(state)
+    for team, members in phases.teams(ctx).items():
+        if uid in members:
+            c.teams.append(team)
+            for m in members:
+                q = state.player(m)
+                if m != uid and q is not None and all(x.uid != m for x in c.mates):
+                    c.mates.append(Mate(uid=m, role=q.role, alive=q.alive))
+    c.first_night = info(p.role).first_night
+    if state.phase in (PhaseKind.DAY, PhaseKind.NIGHT):
+        c.night_move = night_rules.night_action(state, p)
+        c.moves = night_rules.moves_allowed(state, p)
+        c.orders = [o for o in state.orders if o.actor == uid]
+        if p.clan is not None:
+            c.acting_mafioso = night_rules.acting_mafioso(state, p.clan)
+    standing = current_votes(state).get(uid) if state.phase is PhaseKind.DAY else None
+    c.vote = standing.target if standing else None
+    c.vote_weight = base_weight(state, uid)
+    if state.options.shop:
+        c.inventory = shop.inventory_of(state, uid)
+        c.pending = shop.pending_of(state, uid)
+        c.helpless = shop.helpless_now(state, uid)
+    if state.options.currency:
+        c.spent, c.cap = state.spent.get(uid, 0), spending_cap(state)
+    return c
+
+
+def public_view(state: GameState) -> PublicView:
+    reveal = state.options.reveal_roles or state.over
+    dead = [
+        Death(uid=p.uid, cause=p.death.cause,
+              role=p.role if reveal or p.death.cause == "gas_chamber" else None,
+              number=p.death.number, phase=str(p.death.phase))
+        for p in state.players if p.death is not None
+    ]
+    view = PublicView(
+        title=state.title, plot=state.plot, master=state.master, phase=state.phase,
+        number=state.number, deadline=state.deadline,
+        players=[p.uid for p in state.players], names={p.uid: p.name for p in state.players},
+        living=[p.uid for p in state.living()], dead=dead, winners=state.winners,
+        draw=state.draw, excluded=list(state.occult_excluded),
+        ghosts=any(p.alive for p in state.with_role(Role.OCCULTIST)),
+    )
+    if state.phase is PhaseKind.DAY and state.number == 0:
+        view.checked_in = [p.uid for p in state.players if p.checked_in]
+    if state.phase is PhaseKind.DAY and state.number > 0:
+        view.tally = tally_rows(state)
+    return view
+
+
+def tally_rows(state: GameState) -> list[TallyRow]:
+    """The day's tally in hanging order, with each standing vote and its weight."""
+    from core.rules.voting import mark_weight, voided
+
+    t = tally(state)
+    void = voided(state)
+    standing = current_votes(state)
+    rows = []
+    for target in t.order:
+        voters = [
+            (m.voter, mark_weight(state, m, void), not _alive(state, m.voter))
+            for m in sorted(standing.values(), key=lambda m: m.seq) if m.target == target
+        ]
+        rows.append(TallyRow(target=target, halves=t.totals[target], voters=voters))
+    return rows
+
+
+def _alive(state: GameState, uid: int) -> bool:
+    p = state.player(uid)
+    return p is not None and p.alive
+
+
+def roles_table(state: GameState) -> list[tuple[int, Role | None]]:
+    """Every seat and role: for the master, or for everybody once the game is over."""
+    return [(p.uid, p.role) for p in state.players]
