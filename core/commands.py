@@ -33,6 +33,13 @@ class Configure(_Cmd):
     roles: str = Field(max_length=MAX_TEXT)
 
 
+class SetOptions(_Cmd):
+    """Master options (RULES.md), changeable until the start."""
+
+    kind: Literal["options"] = "options"
+    changes: dict[str, bool | int | str] = Field(default_factory=dict)
+
+
 class Start(_Cmd):
     kind: Literal["start"] = "start"
 
@@ -158,6 +165,7 @@ Command = Annotated[
     Join
     | Leave
     | Configure
+    | SetOptions
     | Start
     | Cancel
     | CheckIn

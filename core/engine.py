@@ -117,6 +117,24 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
     ctx.emit("roles_set", composition=[list(r) for r in comp.describe()], size=comp.size)
 
 
+def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
+    _master(ctx, cmd)
+    s = ctx.state
+    if s.phase is not PhaseKind.SIGNUP:
+        raise RuleError("signup_closed")
+    unknown = sorted(set(cmd.changes) - set(Options.model_fields))
+    if unknown:
+        raise RuleError("unknown_option", name=unknown[0])
+    try:
+        options = Options.model_validate(s.options.model_dump() | cmd.changes)
+    except ValueError as exc:
+        raise RuleError("bad_option", detail=str(exc).splitlines()[0][:100]) from exc
+    if options.shop and not options.currency:
+        raise RuleError("shop_needs_currency")
+    s.options = options
+    ctx.emit("options_set", changes=dict(cmd.changes))
+
+
 def _start(ctx: Ctx, cmd: c.Start) -> None:
     _master(ctx, cmd)
     if ctx.state.phase is not PhaseKind.SIGNUP:
@@ -379,7 +397,7 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
 T = TypeVar("T")
 _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.Join: _join, c.Leave: _leave, c.Configure: _configure, c.Start: _start,
-    c.Cancel: _cancel, c.CheckIn: _checkin, c.Vote: _vote, c.Unvote: _unvote,
+    c.Cancel: _cancel, c.SetOptions: _options, c.CheckIn: _checkin, c.Vote: _vote, c.Unvote: _unvote,
     c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
     c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace,
     c.Bonus: _bonus, c.Thank: _thank, c.Buy: _buy, c.Cast: _cast,

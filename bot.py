@@ -1,0 +1,206 @@
+"""The Discord bot: the Bot subclass, its start-up, and the `run` entry point.
+
+setup_hook wires storage (service, deadline scheduler, outbox worker), loads
+the cogs, registers the persistent components and syncs the command tree
+when it changed since the last sync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from core.commands import Command
+from core.errors import RuleError
+from core.i18n import normalize_locale, t
+from core.settings import ConfigError, Settings, database_config
+from core.storage.db import close_db, init_db
+from core.storage.outbox import OutboxWorker
+from core.storage.scheduler import DeadlineScheduler
+from core.storage.service import Applied, GameInfo, GameService
+
+log = logging.getLogger("mafia")
+
+EXTENSIONS = (
+    "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
+    "cogs.economy", "cogs.shop", "cogs.anon",
+)
+ROOT = Path(__file__).resolve().parent
+
+
+class MafiaTree(app_commands.CommandTree["MafiaBot"]):
+    """One error handler for every command: refusals become ephemeral messages."""
+
+    async def on_error(self, interaction: discord.Interaction[Any],
+                       error: app_commands.AppCommandError) -> None:
+        from cogs.base import send_error
+
+        original = getattr(error, "original", error)
+        if isinstance(original, RuleError):
+            await send_error(interaction, original)
+            return
+        if isinstance(error, app_commands.CheckFailure):
+            await send_error(interaction, RuleError("not_allowed"))
+            return
+        log.exception("command failed", exc_info=original)
+        await send_error(interaction, RuleError("internal_error"))
+
+
+class MafiaBot(commands.Bot):
+    def __init__(self, settings: Settings, *, manage_db: bool = True,
+                 state_dir: Path | None = None, **kwargs: Any) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = False
+        super().__init__(command_prefix=commands.when_mentioned, intents=intents,
+                         tree_cls=MafiaTree, **kwargs)
+        self.settings = settings
+        self.manage_db = manage_db
+        self.state_dir = state_dir or ROOT / "data"
+        self.service = GameService(route=_route)
+        self.scheduler = DeadlineScheduler(self.service)
+        self.private_index: dict[int, int] = {}  # private channel id -> game id
+        from cogs.delivery import Delivery
+
+        self.delivery = Delivery(self)
+        self.outbox = OutboxWorker(self.delivery.deliver, notify_parked=self.delivery.parked,
+                                   service=self.service)
+        self.synced = False
+
+    # --- start and stop -------------------------------------------------------------
+    async def setup_hook(self) -> None:
+        if self.manage_db:
+            await init_db(self.settings.database_url)
+        from cogs.translator import CatalogueTranslator
+        from cogs.ui.components import DYNAMIC_ITEMS
+
+        await self.tree.set_translator(CatalogueTranslator())
+        for ext in EXTENSIONS:
+            await self.load_extension(ext)
+        self.add_dynamic_items(*DYNAMIC_ITEMS)
+        for info in await self.service.active_games():
+            for channel_id in info.private_channels.values():
+                self.private_index[channel_id] = info.id
+        await self.scheduler.start()
+        await self.sync_if_changed()
+
+    async def on_ready(self) -> None:
+        await self.outbox.start()  # guild caches are ready: deliveries can resolve channels
+
+    async def close(self) -> None:
+        await self.outbox.stop()
+        await self.scheduler.stop()
+        await super().close()
+        if self.manage_db:
+            await close_db()
+
+    async def sync_if_changed(self) -> None:
+        """Sync when the translated command payload differs from the last synced one."""
+        guild = discord.Object(self.settings.discord_guild_id) \
+            if self.settings.discord_guild_id else None
+        if guild is not None:
+            self.tree.copy_global_to(guild=guild)
+        translator = self.tree.translator
+        payload = [await cmd.get_translated_payload(self.tree, translator)  # type: ignore[arg-type]
+                   if translator else cmd.to_dict(self.tree)
+                   for cmd in self.tree.get_commands(guild=guild)]
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
+        marker = self.state_dir / f".commands-{guild.id if guild else 'global'}.sha256"
+        if marker.exists() and marker.read_text() == digest.hexdigest():
+            return
+        await self.tree.sync(guild=guild)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(digest.hexdigest())
+        self.synced = True
+
+    # --- games ----------------------------------------------------------------------
+    async def find_game(self, interaction: discord.Interaction[Any], *,
+                        finished: bool = False) -> GameInfo:
+        """The game a command is about: this channel's, its private channel's, or (in
+        DMs) the caller's only running game."""
+        channel_id = interaction.channel_id or 0
+        info = await self.service.game_in_channel(channel_id)
+        if info is not None:
+            return info
+        if channel_id in self.private_index:
+            return await self.service.info(self.private_index[channel_id])
+        if finished and interaction.guild is not None:
+            last = await self.service.last_game_in_channel(channel_id)
+            if last is not None:
+                return last
+        if interaction.guild is None:
+            mine = await self.service.games_of_user(None, interaction.user.id)
+            if len(mine) == 1:
+                return mine[0]
+            raise RuleError("dm_which_game" if mine else "no_game_for_you")
+        raise RuleError("no_game_here")
+
+    async def apply(self, info: GameInfo, command: Command) -> Applied:
+        return await self.service.apply(info.id, command)
+
+
+def _route(event: Any) -> bool:
+    from cogs.delivery import route
+
+    return route(event)
+
+
+# --- entry point --------------------------------------------------------------------
+def _say(key: str, **params: Any) -> None:
+    lang = normalize_locale((os.environ.get("LANG") or "en").split(".")[0].replace("_", "-"))
+    print(t(key, lang, **params), file=sys.stderr)
+
+
+def make_bot(settings: Settings, shard_count: int | None = None,
+             shard_ids: list[int] | None = None, auto_shard: bool = False) -> MafiaBot:
+    if shard_count is None and shard_ids is None and not auto_shard:
+        return MafiaBot(settings)
+    return ShardedMafiaBot(settings, shard_count=shard_count, shard_ids=shard_ids)
+
+
+class ShardedMafiaBot(MafiaBot, commands.AutoShardedBot):
+    """The Discord way to scale: several shards, or several processes each with some."""
+
+
+def main(shard_count: int | None = None, shard_ids: str | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    settings = Settings()
+    if not settings.discord_token:
+        _say("cli.token_missing")
+        return 2
+    try:
+        database_config(settings.database_url)
+    except ConfigError as exc:
+        _say("cli.config_error", error=str(exc))
+        return 2
+    api = os.environ.get("MAFIA_DISCORD_API")
+    if api:  # a proxy (or, in tests, an address that refuses connections)
+        discord.http.Route.BASE = api
+    ids = [int(x) for x in shard_ids.split(",")] if shard_ids else None
+    bot = make_bot(settings, shard_count, ids)
+    try:
+        asyncio.run(_run(bot, settings.discord_token))
+    except discord.LoginFailure as exc:
+        _say("cli.login_failed", error=str(exc))
+        return 3
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        _say("cli.unreachable", error=str(exc) or type(exc).__name__)
+        return 3
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+async def _run(bot: MafiaBot, token: str) -> None:
+    async with bot:
+        await bot.start(token)

@@ -1,0 +1,90 @@
+"""Currency: /wallet, /thank, /profile."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Range
+
+from core import commands as c
+from core.errors import RuleError
+from core.i18n import t
+from core.narrate import team_name
+from core.storage import wallets
+from core.storage.models import UserStats
+
+from .base import GameCog
+from .ui.text import command_kwargs, localized, mention, user_lang
+
+
+class Economy(GameCog):
+    @app_commands.command(**command_kwargs("wallet"))
+    @app_commands.guild_only()
+    async def wallet(self, interaction: discord.Interaction[Any]) -> None:
+        assert interaction.guild is not None
+        lang = user_lang(interaction)
+        balance, rows = await wallets.recent(interaction.guild.id, interaction.user.id)
+        embed = discord.Embed(title=t("wallet.title", lang), colour=discord.Colour.green(),
+                              description=t("wallet.balance", lang, balance=t(
+                                  "currency.lira", lang, count=balance)))
+        lines = [t("wallet.row", lang, when=f"<t:{int(w.timestamp())}:d>",
+                   amount=f"{a:+d}", reason=reason_text(r, lang)) for w, a, r, _ in rows]
+        embed.add_field(name=t("wallet.recent", lang),
+                        value="\n".join(lines) or t("wallet.empty", lang), inline=False)
+        await interaction.response.send_message(embed=embed, ephemeral=True)
+
+    @app_commands.command(**command_kwargs("thank"))
+    @app_commands.guild_only()
+    @localized("thank", "amount")
+    async def thank(self, interaction: discord.Interaction[Any],
+                    amount: Range[int, 0, 100000] = 0) -> None:
+        info = await self.game_here(interaction, finished=True)
+        await self.apply(interaction, info, c.Thank, premium=amount)
+        await interaction.response.send_message(
+            t("thank.done", user_lang(interaction), master=mention(info.master_id)),
+            ephemeral=True)
+
+    @app_commands.command(**command_kwargs("profile"))
+    @app_commands.guild_only()
+    @localized("profile", "user")
+    async def profile(self, interaction: discord.Interaction[Any],
+                      user: discord.User | None = None) -> None:
+        assert interaction.guild is not None
+        who = user or interaction.user
+        lang = user_lang(interaction)
+        stats = await UserStats.get_or_none(guild_id=interaction.guild.id, user_id=who.id)
+        balance = (await wallets.balances(None, interaction.guild.id, [who.id])).get(who.id)
+        embed = discord.Embed(title=t("profile.title", lang, name=who.display_name),
+                              colour=discord.Colour.blurple())
+        games = stats.games if stats else 0
+        embed.add_field(name=t("profile.games", lang), value=str(games), inline=True)
+        embed.add_field(name=t("profile.wins", lang), value=str(stats.wins if stats else 0),
+                        inline=True)
+        by_side: dict[str, int] = json.loads(stats.wins_by_side) if stats else {}
+        if by_side:
+            embed.add_field(name=t("profile.by_side", lang), value="\n".join(
+                f"{team_name(side, lang)}: {n}" for side, n in sorted(by_side.items())),
+                inline=False)
+        embed.add_field(name=t("profile.lira", lang), value=t(
+            "currency.lira", lang, count=balance) if balance is not None
+            else t("profile.no_wallet", lang), inline=True)
+        await interaction.response.send_message(embed=embed, ephemeral=True)
+
+
+def reason_text(reason: str, lang: str) -> str:
+    key = f"ledger.{reason}"
+    from core.i18n import has_key
+
+    if has_key(key, lang):
+        return t(key, lang)
+    head = reason.split(".")[0]
+    if has_key(f"ledger.{head}", lang):
+        return t(f"ledger.{head}", lang)
+    raise RuleError("internal_error")
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Economy(bot))

@@ -1,0 +1,171 @@
+"""Lobby: /game create, setup, options, join, leave, start, status, cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Choice, Range
+
+from core import commands as c
+from core.errors import RuleError
+from core.state import Options
+
+from .base import GameCog, now, send_error
+from .ui.components import signup_view
+from .ui.lobby import signup_embed
+from .ui.render import event_embed, status_embed
+from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
+
+REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_links",
+                     "view_channel")
+REQUIRED_TO_CREATE = ("send_messages", "embed_links", "view_channel")
+
+
+def missing_permissions(interaction: discord.Interaction[Any],
+                        needed: tuple[str, ...]) -> list[str]:
+    """What the bot lacks here; checked before any state change."""
+    perms = interaction.app_permissions
+    return [name for name in needed if not getattr(perms, name)]
+
+
+def refuse_missing(interaction: discord.Interaction[Any], needed: tuple[str, ...]) -> None:
+    missing = missing_permissions(interaction, needed)
+    if missing:
+        lang = user_lang(interaction)
+        from core.i18n import t
+
+        names = ", ".join(t(f"permission.{m}", lang) for m in missing)
+        raise RuleError("bot_missing_permissions", permissions=names)
+
+
+async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, action: str
+                        ) -> None:
+    """Shared by /game join|leave and the signup message's buttons."""
+    bot = interaction.client
+    info = await bot.service.info(game_id)  # type: ignore[attr-defined]
+    cmd: c.Command
+    if action == "join":
+        name = getattr(interaction.user, "display_name", interaction.user.name)
+        cmd = c.Join(by=interaction.user.id, at=now(), name=name[:100])
+    else:
+        cmd = c.Leave(by=interaction.user.id, at=now())
+    applied = await bot.apply(info, cmd)  # type: ignore[attr-defined]
+    lang = user_lang(interaction)
+    from core.i18n import t
+
+    key = "lobby.joined" if action == "join" else "lobby.left"
+    await interaction.response.send_message(
+        t(key, lang, title=info.title, count=len(applied.state.players)), ephemeral=True)
+
+
+class Lobby(GameCog):
+    game = app_commands.Group(**command_kwargs("game"), guild_only=True)
+
+    @game.command(**command_kwargs("game.create"))
+    @localized("game.create", "title", "plot", "extra_roles", "currency", "shop", "crypto",
+               "day_minutes", "night_minutes")
+    async def create(self, interaction: discord.Interaction[Any],
+                     title: Range[str, 1, 100], plot: Range[str, 0, 1500] = "",
+                     extra_roles: bool = False, currency: bool = False, shop: bool = False,
+                     crypto: bool = False, day_minutes: Range[int, 1, 20160] = 1440,
+                     night_minutes: Range[int, 1, 20160] = 720) -> None:
+        refuse_missing(interaction, REQUIRED_TO_CREATE)
+        lang = guild_lang(interaction.guild)
+        options = Options(extra_roles=extra_roles, currency=currency or shop, shop=shop,
+                          crypto=crypto, day_minutes=day_minutes, night_minutes=night_minutes,
+                          language=lang)
+        assert interaction.guild is not None and interaction.channel_id is not None
+        game_id = await self.service.create(
+            interaction.guild.id, interaction.channel_id, interaction.user.id, title, plot,
+            options, language=lang)
+        state = await self.service.state(game_id)
+        await interaction.response.send_message(embed=signup_embed(state, lang),
+                                                view=signup_view(game_id, lang))
+        message = await interaction.original_response()
+        from core.storage.service import DiscordPatch
+
+        await self.service.set_discord(game_id, DiscordPatch(signup_message_id=message.id))
+
+    @game.command(**command_kwargs("game.setup"))
+    @localized("game.setup", "roles")
+    async def setup(self, interaction: discord.Interaction[Any],
+                    roles: Range[str, 1, 1500]) -> None:
+        info = await self.game_here(interaction)
+        applied = await self.apply(interaction, info, c.Configure, roles=roles)
+        event = next(e for e in applied.events if e.kind == "roles_set")
+        await interaction.response.send_message(
+            embed=event_embed(event, user_lang(interaction)), ephemeral=True)
+
+    @game.command(**command_kwargs("game.options"))
+    @localized("game.options", "reveal_roles", "votes_final", "bouncer_self", "dead_write",
+               "public_moves", "master_sees_anon", "archive_channels", "graveyard", "language")
+    @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
+                                    Choice(name=L("meta.language_name_en"), value="en")])
+    async def options(self, interaction: discord.Interaction[Any],
+                      reveal_roles: bool | None = None, votes_final: bool | None = None,
+                      bouncer_self: bool | None = None, dead_write: bool | None = None,
+                      public_moves: bool | None = None, master_sees_anon: bool | None = None,
+                      archive_channels: bool | None = None, graveyard: bool | None = None,
+                      language: str | None = None) -> None:
+        info = await self.game_here(interaction)
+        given: dict[str, Any] = {
+            "reveal_roles": reveal_roles, "votes_final": votes_final,
+            "bouncer_self": bouncer_self, "dead_write": dead_write,
+            "public_moves": public_moves, "master_sees_anon": master_sees_anon,
+            "archive_channels": archive_channels, "graveyard": graveyard,
+            "language": language}
+        changes = {k: v for k, v in given.items() if v is not None}
+        applied = await self.apply(interaction, info, c.SetOptions, changes=changes)
+        if language:
+            from core.storage.service import DiscordPatch
+
+            await self.service.set_discord(info.id, DiscordPatch(language=language))
+        await interaction.response.send_message(
+            embed=signup_embed(applied.state, user_lang(interaction)), ephemeral=True)
+
+    @game.command(**command_kwargs("game.join"))
+    async def join(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        await join_or_leave(interaction, info.id, "join")
+
+    @game.command(**command_kwargs("game.leave"))
+    async def leave(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        await join_or_leave(interaction, info.id, "leave")
+
+    @game.command(**command_kwargs("game.start"))
+    async def start(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        if interaction.user.id == state.master or interaction.permissions.manage_guild:
+            refuse_missing(interaction, REQUIRED_TO_START)
+        await self.apply(interaction, info, c.Start)
+        from core.i18n import t
+
+        await interaction.response.send_message(t("lobby.started", user_lang(interaction)),
+                                                ephemeral=True)
+
+    @game.command(**command_kwargs("game.status"))
+    async def status(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction, finished=True)
+        _, view = await self.view(info)
+        await interaction.response.send_message(
+            embed=status_embed(view, user_lang(interaction)), ephemeral=True)
+
+    @game.command(**command_kwargs("game.cancel"))
+    async def cancel(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        await self.apply(interaction, info, c.Cancel)
+        from core.i18n import t
+
+        await interaction.response.send_message(t("lobby.cancelled", user_lang(interaction)),
+                                                ephemeral=True)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Lobby(bot))
+
+
+__all__ = ["Lobby", "join_or_leave", "send_error"]

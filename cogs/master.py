@@ -1,0 +1,138 @@
+"""Master tools: /master advance, extend, kick, bonus, log, replace, prod."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Range
+
+from core import commands as c
+from core.errors import RuleError
+from core.i18n import t
+from core.rules import night as night_rules
+from core.state import GameState, PhaseKind
+
+from .base import GameCog, PlayerArg, is_admin, parse_player
+from .ui.text import command_kwargs, localized, mention, user_lang, when
+
+
+def idle_players(state: GameState) -> list[int]:
+    """Who has not done his part of the current phase yet (for a prod)."""
+    if state.phase is PhaseKind.DAY and state.number == 0:
+        return [p.uid for p in state.living() if not p.checked_in]
+    if state.phase is PhaseKind.DAY:
+        voted = {m.voter for m in state.vote_log}
+        return [p.uid for p in state.living() if p.uid not in voted]
+    if state.phase is PhaseKind.NIGHT:
+        return night_rules.missed_night(state)
+    return []
+
+
+class Master(GameCog):
+    master = app_commands.Group(**command_kwargs("master"), guild_only=True)
+
+    async def _master_game(self, interaction: discord.Interaction[Any], *,
+                           finished: bool = False) -> Any:
+        info = await self.game_here(interaction, finished=finished)
+        if interaction.user.id != info.master_id and not is_admin(interaction):
+            raise RuleError("not_master")
+        return info
+
+    @master.command(**command_kwargs("master.advance"))
+    async def advance(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        await self.apply(interaction, info, c.Advance)
+        await interaction.response.send_message(t("master.advanced", user_lang(interaction)),
+                                                ephemeral=True)
+
+    @master.command(**command_kwargs("master.extend"))
+    @localized("master.extend", "minutes")
+    async def extend(self, interaction: discord.Interaction[Any],
+                     minutes: Range[int, 1, 20160]) -> None:
+        info = await self.game_here(interaction)
+        applied = await self.apply(interaction, info, c.Extend, minutes=minutes)
+        assert applied.state.deadline is not None
+        await interaction.response.send_message(
+            t("master.extended", user_lang(interaction), deadline=when(applied.state.deadline)),
+            ephemeral=True)
+
+    @master.command(**command_kwargs("master.kick"))
+    @localized("master.kick", "player")
+    async def kick(self, interaction: discord.Interaction[Any],
+                   player: app_commands.Transform[str, PlayerArg("living")]) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        await self.apply(interaction, info, c.Kick, target=parse_player(player, state))
+        await interaction.response.send_message(t("master.kicked", user_lang(interaction)),
+                                                ephemeral=True)
+
+    @master.command(**command_kwargs("master.bonus"))
+    @localized("master.bonus", "player", "amount", "reason", "secret")
+    async def bonus(self, interaction: discord.Interaction[Any],
+                    player: app_commands.Transform[str, PlayerArg("any")],
+                    amount: Range[int, 1, 1000], reason: Range[str, 1, 300],
+                    secret: bool = False) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        await self.apply(interaction, info, c.Bonus, target=parse_player(player, state),
+                         amount=amount, reason=reason, secret=secret)
+        key = "master.bonus_secret" if secret else "master.bonus_public"
+        await interaction.response.send_message(t(key, user_lang(interaction)), ephemeral=True)
+
+    @master.command(**command_kwargs("master.log"))
+    async def log(self, interaction: discord.Interaction[Any]) -> None:
+        """Everything, for the master only: the roles, the orders and the raw state."""
+        info = await self._master_game(interaction, finished=True)
+        state = await self.service.state(info.id)
+        lang = user_lang(interaction)
+        lines = [t("master.log_head", lang, title=state.title, phase=t(
+            f"status.phase.{state.phase}", lang, number=state.number))]
+        for p in state.players:
+            lines.append(t("master.log_row", lang, name=mention(p.uid),
+                           role=t(f"role.{p.role}.name", lang) if p.role else "—",
+                           state=t("term.alive" if p.alive else "term.dead", lang)))
+        for o in state.orders:
+            lines.append(t("master.log_order", lang, actor=mention(o.actor),
+                           action=t(f"action.{o.action}", lang), target=mention(o.target),
+                           night=o.night))
+        history = await self.service.log(info.id)
+        senders = [e for _, _, events in history for e in events
+                   if e.kind == "anon_sender" and e.audience.kind == "master"]
+        for e in senders[-10:]:
+            lines.append(t("master.log_anon", lang, name=mention(e.data["uid"]),
+                           text=str(e.data["text"])[:80]))
+        dump = io.BytesIO(json.dumps(state.model_dump(mode="json"), ensure_ascii=False,
+                                     indent=1).encode())
+        await interaction.response.send_message(
+            "\n".join(lines)[:1900], ephemeral=True,
+            file=discord.File(dump, filename=f"game-{info.id}.json"))
+
+    @master.command(**command_kwargs("master.replace"))
+    @localized("master.replace", "old", "new")
+    async def replace(self, interaction: discord.Interaction[Any],
+                      old: app_commands.Transform[str, PlayerArg("any")],
+                      new: discord.Member) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        await self.apply(interaction, info, c.Replace, old=parse_player(old, state),
+                         new=new.id, name=new.display_name[:100])
+        await interaction.response.send_message(t("master.replaced", user_lang(interaction)),
+                                                ephemeral=True)
+
+    @master.command(**command_kwargs("master.prod"))
+    async def prod(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self._master_game(interaction)
+        state = await self.service.state(info.id)
+        idle = idle_players(state)
+        lang = user_lang(interaction)
+        text = t("master.prod", lang, names=" ".join(mention(u) for u in idle)) if idle \
+            else t("master.prod_none", lang)
+        await interaction.response.send_message(text, ephemeral=True)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Master(bot))

@@ -1,0 +1,66 @@
+"""Night: /night (orders, also during the day), /share, /away, /occult exclude."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Range
+
+from core import commands as c
+from core.i18n import t
+from core.narrate import describe
+
+from .base import GameCog, PlayerArg, parse_player
+from .ui.text import command_kwargs, localized, mention, user_lang, when
+
+
+class Night(GameCog):
+    occult = app_commands.Group(**command_kwargs("occult"), guild_only=False)
+
+    @app_commands.command(**command_kwargs("night"))
+    @localized("night", "target", "fallback", "story")
+    async def night(self, interaction: discord.Interaction[Any],
+                    target: app_commands.Transform[str, PlayerArg("night")],
+                    fallback: app_commands.Transform[str, PlayerArg("night")] | None = None,
+                    story: Range[str, 1, 1500] | None = None) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        applied = await self.apply(
+            interaction, info, c.NightOrder, target=parse_player(target, state),
+            fallback=parse_player(fallback, state) if fallback else None, story=story)
+        lang = user_lang(interaction)
+        accepted = next(e for e in applied.events if e.kind == "order_accepted")
+        await interaction.response.send_message(describe(accepted, mention, lang, when),
+                                                ephemeral=True)
+
+    @app_commands.command(**command_kwargs("share"))
+    async def share(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        await self.apply(interaction, info, c.Share)
+        await interaction.response.send_message(t("night.shared", user_lang(interaction)),
+                                                ephemeral=True)
+
+    @app_commands.command(**command_kwargs("away"))
+    @localized("away", "reason")
+    async def away(self, interaction: discord.Interaction[Any],
+                   reason: Range[str, 1, 300] | None = None) -> None:
+        info = await self.game_here(interaction)
+        await self.apply(interaction, info, c.Away, reason=reason)
+        await interaction.response.send_message(t("event.away_ack", user_lang(interaction)),
+                                                ephemeral=True)
+
+    @occult.command(**command_kwargs("occult.exclude"))
+    @localized("occult.exclude", "player")
+    async def exclude(self, interaction: discord.Interaction[Any],
+                      player: app_commands.Transform[str, PlayerArg("occult")]) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        await self.apply(interaction, info, c.OccultExclude, target=parse_player(player, state))
+        await interaction.response.send_message(t("night.excluded", user_lang(interaction)),
+                                                ephemeral=True)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Night(bot))

@@ -1,0 +1,89 @@
+"""Inventory and spells: /shop, /buy, /cast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Choice
+
+from core import commands as c
+from core.errors import RuleError
+from core.i18n import t
+from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
+from core.storage import wallets
+
+from .base import GameCog, PlayerArg, parse_player
+from .ui.render import attacker_name, shop_embed
+from .ui.text import L, command_kwargs, localized, user_lang
+
+ITEM_CHOICES = [Choice(name=L(f"item.{i}.name"), value=i) for i in ITEMS]
+SPELL_CHOICES = [Choice(name=L(f"spell.{s}.name"), value=s)
+                 for s in sorted(DAY_SPELLS | NIGHT_SPELLS)]
+
+
+class Shop(GameCog):
+    @app_commands.command(**command_kwargs("shop"))
+    @app_commands.guild_only()
+    async def shop(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        if not state.options.shop:
+            raise RuleError("module_off", module="shop")
+        balance = (await wallets.balances(None, info.guild_id, [interaction.user.id])).get(
+            interaction.user.id, 0)
+        await interaction.response.send_message(
+            embed=shop_embed(state, interaction.user.id, user_lang(interaction), balance),
+            ephemeral=True)
+
+    @app_commands.command(**command_kwargs("buy"))
+    @app_commands.guild_only()
+    @localized("buy", "item", "target", "if_hanged")
+    @app_commands.choices(item=ITEM_CHOICES)
+    async def buy(self, interaction: discord.Interaction[Any], item: str,
+                  target: str | None = None,
+                  if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None
+                  ) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        applied = await self.apply(
+            interaction, info, c.Buy, item=item, against=target,
+            if_hanged=parse_player(if_hanged, state) if if_hanged else None)
+        lang = user_lang(interaction)
+        key = "shop.bought" if any(e.kind == "purchase" for e in applied.events) \
+            else "shop.ordered"
+        await interaction.response.send_message(t(key, lang, item=t(f"item.{item}.name", lang)),
+                                                ephemeral=True)
+
+    @buy.autocomplete("target")
+    async def buy_target(self, interaction: discord.Interaction[Any], value: str
+                         ) -> list[Choice[str]]:
+        try:
+            info = await self.game_here(interaction)
+        except RuleError:
+            return []
+        state = await self.service.state(info.id)
+        lang = user_lang(interaction)
+        return [Choice(name=attacker_name(k, lang), value=k) for k in attacker_kinds(state)
+                if value.casefold() in attacker_name(k, lang).casefold()]
+
+    @app_commands.command(**command_kwargs("cast"))
+    @app_commands.guild_only()
+    @localized("cast", "spell", "target")
+    @app_commands.choices(spell=SPELL_CHOICES)
+    async def cast(self, interaction: discord.Interaction[Any], spell: str,
+                   target: app_commands.Transform[str, PlayerArg("living")]) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        applied = await self.apply(interaction, info, c.Cast, spell=spell,
+                                   target=parse_player(target, state))
+        lang = user_lang(interaction)
+        key = "shop.cast" if any(e.kind == "spell_cast" for e in applied.events) \
+            else "shop.ordered"
+        await interaction.response.send_message(
+            t(key, lang, item=t(f"spell.{spell}.name", lang)), ephemeral=True)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Shop(bot))

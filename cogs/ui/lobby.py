@@ -1,0 +1,57 @@
+"""The signup message: title, plot, modules and options, players, composition."""
+
+from __future__ import annotations
+
+import discord
+
+from core.i18n import t
+from core.narrate import role_name, team_name
+from core.rules.setup import composition_for
+from core.state import GameState, PhaseKind
+
+from .text import mention
+
+MODULES = ("extra_roles", "currency", "shop", "crypto")
+SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
+                 "master_sees_anon", "archive_channels", "graveyard")
+
+
+def signup_embed(state: GameState, lang: str) -> discord.Embed:
+    embed = discord.Embed(title=t("signup.title", lang, title=state.title),
+                          description=state.plot or None, colour=discord.Colour.gold())
+    o = state.options
+    embed.add_field(name=t("status.master", lang), value=mention(state.master), inline=True)
+    embed.add_field(name=t("signup.phases", lang), value=t(
+        "signup.phase_lengths", lang, day=o.day_minutes, night=o.night_minutes), inline=True)
+    modules = [t(f"signup.module.{m}", lang) for m in MODULES if getattr(o, m)]
+    embed.add_field(name=t("signup.modules", lang),
+                    value=", ".join(modules) or t("signup.base_only", lang), inline=False)
+    options = [t(f"signup.option.{k}.{'on' if getattr(o, k) else 'off'}", lang)
+               for k in SHOWN_OPTIONS]
+    embed.add_field(name=t("signup.options", lang), value="\n".join(options), inline=False)
+    players = "\n".join(f"{i}. {mention(p.uid)}" for i, p in enumerate(state.players, 1))
+    embed.add_field(name=t("signup.players", lang, count=len(state.players)),
+                    value=players[:1024] or t("signup.nobody", lang), inline=False)
+    embed.add_field(name=t("signup.roles", lang), value=composition_text(state, lang)[:1024],
+                    inline=False)
+    if state.phase is not PhaseKind.SIGNUP:
+        embed.set_footer(text=t(f"signup.closed.{state.phase}", lang))
+    else:
+        embed.set_footer(text=t("signup.how", lang))
+    return embed
+
+
+def composition_text(state: GameState, lang: str) -> str:
+    try:
+        comp = composition_for(state.roles_text, max(len(state.players), 6),
+                               extra_roles=state.options.extra_roles)
+    except Exception:
+        return state.roles_text or t("signup.preset", lang)
+    rows = []
+    for role, count, clan in comp.describe():
+        label = role_name(role, lang) + (f" ×{count}" if count > 1 else "")
+        if clan:
+            label += f" ({team_name(f'clan:{clan}', lang)})"
+        rows.append(label)
+    head = t("signup.preset", lang) if state.roles_text is None else t("signup.custom", lang)
+    return head + "\n" + ", ".join(rows)

@@ -1,0 +1,219 @@
+"""Events and views rendered as embeds; the words come from core.narrate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from core.events import Event
+from core.i18n import t
+from core.narrate import describe, role_name, team_name, votes
+from core.rules.roles import info
+from core.rules.shop import catalogue
+from core.state import GameState, PhaseKind
+from core.visibility import Card, PublicView, tally_rows
+
+from .text import mention, when
+
+RED = discord.Colour.red()
+DAY = discord.Colour.gold()
+NIGHT = discord.Colour.dark_blue()
+GREY = discord.Colour.light_grey()
+GREEN = discord.Colour.green()
+PURPLE = discord.Colour.purple()
+
+_COLOURS = {
+    "vote_cast": RED, "vote_withdrawn": GREY, "player_died": RED, "day_result": RED,
+    "morning": NIGHT, "game_over": GREEN, "payouts": GREEN, "anon_post": PURPLE,
+    "public_move": PURPLE, "cancelled": GREY,
+}
+
+
+def text_of(event: Event, lang: str) -> str:
+    return describe(event, mention, lang, when)
+
+
+def event_embed(event: Event, lang: str) -> discord.Embed:
+    colour = _COLOURS.get(event.kind)
+    if event.kind == "phase_started":
+        colour = DAY if event.data["phase"] == "day" else NIGHT
+    embed = discord.Embed(description=text_of(event, lang), colour=colour or GREY)
+    if event.kind == "anon_post":
+        sig = event.data.get("signature")
+        embed.description = event.data["text"]
+        embed.set_footer(text=t("anon.signed", lang, role=role_name(sig, lang)) if sig
+                         else t("anon.unsigned", lang))
+    if event.kind == "payouts":
+        embed.description = payout_table(event, lang)
+    return embed
+
+
+def vote_embed(event: Event, lang: str) -> discord.Embed:
+    """The public vote: unambiguous, the target's name highlighted in red."""
+    return discord.Embed(title=t("vote.embed_title", lang),
+                         description=text_of(event, lang), colour=RED)
+
+
+def payout_table(event: Event, lang: str) -> str:
+    lines = [t("payouts.head", lang)]
+    by_uid: dict[int, list[dict[str, Any]]] = {}
+    for line in event.data["lines"]:
+        by_uid.setdefault(line["uid"], []).append(line)
+    for uid, rows in by_uid.items():
+        parts = ", ".join(
+            t(f"payouts.reason.{r['reason']}", lang, count=r["count"], amount=r["amount"])
+            for r in rows)
+        total = sum(r["amount"] for r in rows)
+        lines.append(t("payouts.row", lang, name=mention(uid),
+                       total=t("currency.lira", lang, count=total), parts=parts))
+    for bonus in event.data.get("bonuses", []):
+        if bonus["secret"]:
+            lines.append(t("payouts.secret_bonus", lang, name=mention(bonus["uid"]),
+                           amount=t("currency.lira", lang, count=bonus["amount"]),
+                           reason=bonus["reason"]))
+    return "\n".join(lines)
+
+
+def status_embed(view: PublicView, lang: str) -> discord.Embed:
+    phase = t(f"status.phase.{view.phase}", lang, number=view.number)
+    embed = discord.Embed(title=view.title, description=view.plot or None, colour=DAY
+                          if view.phase is PhaseKind.DAY else NIGHT)
+    embed.add_field(name=t("status.phase_label", lang), value=phase, inline=True)
+    embed.add_field(name=t("status.master", lang), value=mention(view.master), inline=True)
+    if view.deadline is not None:
+        embed.add_field(name=t("status.deadline", lang), value=when(view.deadline), inline=False)
+    living = " ".join(mention(u) for u in view.living) or "—"
+    embed.add_field(name=t("status.living", lang, count=len(view.living)), value=living[:1024],
+                    inline=False)
+    if view.dead:
+        dead = "\n".join(
+            t("status.dead_row", lang, name=mention(d.uid), role=role_name(
+                str(d.role) if d.role else None, lang), cause=t(f"cause.{d.cause}", lang))
+            for d in view.dead)
+        embed.add_field(name=t("status.dead", lang), value=dead[:1024], inline=False)
+    if view.phase is PhaseKind.DAY and view.number == 0:
+        embed.add_field(name=t("status.checked_in", lang),
+                        value=f"{len(view.checked_in)}/{len(view.living)}", inline=True)
+    if view.tally:
+        embed.add_field(name=t("status.tally", lang), value=tally_text(view, lang)[:1024],
+                        inline=False)
+    if view.winners or view.draw:
+        embed.add_field(name=t("status.result", lang), value=t("event.game_over.draw", lang)
+                        if view.draw else ", ".join(team_name(w, lang) for w in view.winners))
+    return embed
+
+
+def tally_text(view: PublicView, lang: str) -> str:
+    lines = []
+    for i, row in enumerate(view.tally, 1):
+        voters = ", ".join(
+            (t("votes.ghost_voter", lang, name=mention(v)) if ghost else mention(v))
+            + (f" ×{votes(w, lang)}" if w not in (2,) else "")
+            for v, w, ghost in row.voters)
+        lines.append(t("votes.row", lang, place=i, name=mention(row.target),
+                       votes=votes(row.halves, lang), voters=voters or "—"))
+    return "\n".join(lines) or t("votes.none", lang)
+
+
+def tally_embed(state: GameState, view: PublicView, lang: str) -> discord.Embed:
+    view.tally = tally_rows(state) if state.phase is PhaseKind.DAY else []
+    embed = discord.Embed(title=t("votes.title", lang, number=state.number),
+                          description=tally_text(view, lang), colour=RED)
+    if view.ghosts:
+        embed.set_footer(text=t("votes.ghost_note", lang))
+    return embed
+
+
+def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
+    """The secret role card; only ever sent as an ephemeral reply."""
+    if card.role is None:
+        return discord.Embed(description=t("card.no_role_yet", lang), colour=GREY)
+    ri = info(card.role)
+    embed = discord.Embed(title=t("card.title", lang, role=role_name(str(card.role), lang)),
+                          description=t(f"role.{card.role}.power", lang), colour=PURPLE)
+    side = t(f"side.{ri.side}.name", lang)
+    if card.clan is not None:
+        side += " · " + team_name(f"clan:{card.clan}", lang)
+        if card.rank is not None:
+            side += " · " + t("card.rank", lang, rank=card.rank)
+    embed.add_field(name=t("card.side", lang), value=side, inline=True)
+    embed.add_field(name=t("card.state", lang),
+                    value=t("term.alive" if card.alive else "term.dead", lang), inline=True)
+    if card.mates:
+        mates = "\n".join(
+            t("card.mate", lang, name=mention(m.uid), role=role_name(str(m.role), lang),
+              state=t("term.alive" if m.alive else "term.dead", lang)) for m in card.mates)
+        embed.add_field(name=t("card.mates", lang), value=mates[:1024], inline=False)
+    if card.clan is not None and card.acting_mafioso is not None and card.alive:
+        embed.add_field(name=t("card.acting", lang), value=mention(card.acting_mafioso),
+                        inline=False)
+    if card.night_move is not None:
+        orders = "; ".join(
+            t("card.order", lang, action=t(f"action.{o.action}", lang), target=mention(o.target),
+              fallback=mention(o.fallback) if o.fallback else "—") for o in card.orders
+        ) or t("card.no_order", lang)
+        embed.add_field(name=t("card.night", lang, number=state.number,
+                               moves=card.moves), value=orders[:1024], inline=False)
+    elif card.alive and ri.action is not None and state.number < card.first_night:
+        embed.add_field(name=t("card.night", lang, number=state.number, moves=0),
+                        value=t("card.from_night", lang, night=card.first_night), inline=False)
+    results = [notice_text(n.kind, n.data, n.night, lang) for n in card.notices]
+    results = [r for r in results if r]
+    if results:
+        embed.add_field(name=t("card.results", lang), value="\n".join(results[-15:])[:1024],
+                        inline=False)
+    if state.options.shop:
+        inv = ", ".join(item_name(i.kind, i.against, lang) for i in card.inventory) or "—"
+        embed.add_field(name=t("card.inventory", lang), value=inv[:1024], inline=False)
+    if state.options.currency:
+        embed.add_field(name=t("card.spent", lang),
+                        value=t("card.spent_value", lang, spent=card.spent, cap=card.cap),
+                        inline=True)
+    return embed
+
+
+def notice_text(kind: str, data: dict[str, Any], night: int, lang: str) -> str:
+    key = f"notice.{kind}"
+    params = dict(data)
+    for k in ("target", "uid"):
+        if isinstance(params.get(k), int):
+            params[k] = mention(params[k])
+    if "role" in params:
+        params["role"] = role_name(params["role"], lang)
+    if "action" in params:
+        params["action"] = t(f"action.{params['action']}", lang)
+    if kind == "whisper":
+        sig = data.get("signature")
+        params["signature"] = role_name(sig, lang) if sig else t("anon.unsigned", lang)
+    return t(key, lang, night=night, **params)
+
+
+def item_name(kind: str, against: str | None, lang: str) -> str:
+    if kind == "protection" and against:
+        return t("item.protection.name_against", lang, attacker=attacker_name(against, lang))
+    return t(f"item.{kind}.name", lang)
+
+
+def attacker_name(kind: str, lang: str) -> str:
+    if kind.startswith("mafia:"):
+        return team_name(f"clan:{kind.split(':')[1]}", lang)
+    return t(f"role.{kind}.genitive", lang)
+
+
+def shop_embed(state: GameState, uid: int, lang: str, balance: int) -> discord.Embed:
+    embed = discord.Embed(title=t("shop.title", lang),
+                          description=t("shop.balance", lang,
+                                        balance=t("currency.lira", lang, count=balance)),
+                          colour=GREEN)
+    items, spells = [], []
+    for what, against, price in catalogue(state, uid):
+        lira = t("currency.lira", lang, count=price)
+        if what in ("protection", "alarm_clock", "cheque_book", "spiked_club"):
+            items.append(t("shop.row", lang, name=item_name(what, against, lang), price=lira))
+        else:
+            spells.append(t("shop.row", lang, name=t(f"spell.{what}.name", lang), price=lira))
+    embed.add_field(name=t("shop.items", lang), value="\n".join(items)[:1024] or "—",
+                    inline=False)
+    embed.add_field(name=t("shop.spells", lang), value="\n".join(spells)[:1024], inline=False)
+    return embed

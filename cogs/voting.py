@@ -1,0 +1,75 @@
+"""Day: /checkin, /vote (public red embed), /unvote, /votes; the vote menu."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from core import commands as c
+from core.errors import RuleError
+from core.i18n import t
+
+from .base import GameCog, PlayerArg, now, parse_player
+from .ui.render import event_embed, tally_embed, vote_embed
+from .ui.text import command_kwargs, localized, user_lang
+
+
+async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target: int, *,
+                    shout: bool, day: int | None = None) -> None:
+    """Shared by /vote and the day announcement's menu; the vote is posted publicly."""
+    bot: Any = interaction.client
+    info = await bot.service.info(game_id)
+    state = await bot.service.state(game_id)
+    if day is not None and (state.number != day or state.phase.value != "day"):
+        raise RuleError("menu_expired")
+    perms = interaction.permissions
+    applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
+                                           shout=shout, admin=bool(perms.manage_guild)))
+    event = next(e for e in applied.events if e.kind == "vote_cast")
+    await interaction.response.send_message(embed=vote_embed(event, info.language))
+
+
+class Voting(GameCog):
+    @app_commands.command(**command_kwargs("checkin"))
+    @app_commands.guild_only()
+    async def checkin(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        applied = await self.apply(interaction, info, c.CheckIn)
+        event = next(e for e in applied.events if e.kind == "checked_in")
+        await interaction.response.send_message(embed=event_embed(event, info.language))
+
+    @app_commands.command(**command_kwargs("vote"))
+    @app_commands.guild_only()
+    @localized("vote", "player", "shout")
+    async def vote(self, interaction: discord.Interaction[Any],
+                   player: app_commands.Transform[str, PlayerArg("vote")],
+                   shout: bool = False) -> None:
+        info = await self.game_here(interaction)
+        state = await self.service.state(info.id)
+        await cast_vote(interaction, info.id, parse_player(player, state), shout=shout)
+
+    @app_commands.command(**command_kwargs("unvote"))
+    @app_commands.guild_only()
+    async def unvote(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        applied = await self.apply(interaction, info, c.Unvote)
+        event = next(e for e in applied.events if e.kind == "vote_withdrawn")
+        await interaction.response.send_message(embed=event_embed(event, info.language))
+
+    @app_commands.command(**command_kwargs("votes"))
+    @app_commands.guild_only()
+    async def votes(self, interaction: discord.Interaction[Any]) -> None:
+        info = await self.game_here(interaction)
+        state, view = await self.view(info)
+        lang = user_lang(interaction)
+        if state.phase.value != "day" or state.number == 0:
+            await interaction.response.send_message(t("votes.not_voting", lang), ephemeral=True)
+            return
+        await interaction.response.send_message(embed=tally_embed(state, view, lang),
+                                                ephemeral=True)
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Voting(bot))

@@ -1,0 +1,77 @@
+"""Lira wallets and their ledger (module "Currency"), inside the caller's transaction.
+
+Every balance change is a ledger row written with an atomic guarded UPDATE
+(`balance = balance + x WHERE balance + x >= 0`), never a read-modify-write in
+Python: two games spending one wallet at once cannot overdraw it, and the
+balance always equals the sum of its ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.expressions import F
+
+from core.errors import RuleError
+from core.rules.economy import OPENING_BALANCE
+from core.storage.models import Ledger, Wallet
+
+OPENING_REASON = "opening"
+
+
+async def balances(conn: BaseDBAsyncClient | None, guild_id: int,
+                   uids: Iterable[int]) -> dict[int, int]:
+    wanted = sorted(set(uids))
+    if not wanted:
+        return {}
+    rows = await Wallet.filter(guild_id=guild_id, user_id__in=wanted).using_db(conn) \
+        .values_list("user_id", "balance")
+    return {int(uid): int(balance) for uid, balance in rows}
+
+
+async def open_wallets(conn: BaseDBAsyncClient, guild_id: int, uids: Iterable[int],
+                       game_id: int | None) -> list[int]:
+    """Give first-timers their opening 60 lira; returns who got a wallet now."""
+    have = await balances(conn, guild_id, uids)
+    opened = []
+    for uid in sorted(set(uids) - set(have)):
+        await Wallet.create(using_db=conn, guild_id=guild_id, user_id=uid, balance=0)
+        await post(conn, guild_id, game_id, [(uid, OPENING_BALANCE, OPENING_REASON)])
+        opened.append(uid)
+    return opened
+
+
+async def post(conn: BaseDBAsyncClient, guild_id: int, game_id: int | None,
+               entries: Sequence[tuple[int, int, str]]) -> None:
+    """Apply ledger entries; RuleError('not_enough_lira') rolls the transaction back."""
+    for uid, amount, reason in entries:
+        if amount == 0:
+            continue
+        exists = await Wallet.filter(guild_id=guild_id, user_id=uid).using_db(conn).exists()
+        if not exists:
+            await Wallet.create(using_db=conn, guild_id=guild_id, user_id=uid, balance=0)
+        query = Wallet.filter(guild_id=guild_id, user_id=uid)
+        if amount < 0:
+            query = query.filter(balance__gte=-amount)
+        changed = await query.using_db(conn).update(balance=F("balance") + amount)
+        if changed != 1:
+            raise RuleError("not_enough_lira", need=-amount, have=(
+                await balances(conn, guild_id, [uid])).get(uid, 0))
+        await Ledger.create(using_db=conn, guild_id=guild_id, user_id=uid, game_id=game_id,
+                            amount=amount, reason=reason[:64])
+
+
+async def recent(guild_id: int, uid: int, limit: int = 10
+                 ) -> tuple[int, list[tuple[datetime, int, str, int | None]]]:
+    """Balance and the latest ledger rows (when, amount, reason, game)."""
+    balance = (await balances(None, guild_id, [uid])).get(uid, 0)
+    rows = await Ledger.filter(guild_id=guild_id, user_id=uid).order_by("-id").limit(limit) \
+        .values_list("created_at", "amount", "reason", "game_id")
+    return balance, [(when, int(a), str(r), g) for when, a, r, g in rows]
+
+
+async def ledger_sum(guild_id: int, uid: int) -> int:
+    rows = await Ledger.filter(guild_id=guild_id, user_id=uid).values_list("amount", flat=True)
+    return sum(int(a) for a in rows)

@@ -1,0 +1,27 @@
+"""A real MafiaBot on a temp SQLite file, driven through the Discord harness."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import discord
+import pytest_asyncio
+
+from bot import MafiaBot
+from core.settings import Settings
+from tests.harness import Harness
+
+EVERYTHING = discord.Permissions(
+    view_channel=True, send_messages=True, embed_links=True, read_message_history=True,
+    manage_channels=True, manage_roles=True)
+
+
+@pytest_asyncio.fixture
+async def h(tmp_path: Path) -> AsyncIterator[Harness]:
+    settings = Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'bot.db'}")
+    bot = MafiaBot(settings, state_dir=tmp_path)
+    async with Harness(bot) as harness:
+        harness.add_guild("Mafia Club", locale="ru")
+        harness.set_bot_permissions(EVERYTHING)
+        yield harness
