@@ -397,7 +397,8 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
 T = TypeVar("T")
 _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.Join: _join, c.Leave: _leave, c.Configure: _configure, c.Start: _start,
-    c.Cancel: _cancel, c.SetOptions: _options, c.CheckIn: _checkin, c.Vote: _vote, c.Unvote: _unvote,
+    c.Cancel: _cancel, c.SetOptions: _options, c.CheckIn: _checkin, c.Vote: _vote,
+    c.Unvote: _unvote,
     c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
     c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace,
     c.Bonus: _bonus, c.Thank: _thank, c.Buy: _buy, c.Cast: _cast,

@@ -5,6 +5,8 @@ from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import (
     Applied,
+    Commit,
+    CommitHook,
     DiscordPatch,
     GameInfo,
     GameNotFound,
@@ -15,6 +17,8 @@ from core.storage.service import (
 
 __all__ = [
     "Applied",
+    "Commit",
+    "CommitHook",
     "DeadlineScheduler",
     "DiscordPatch",
     "GameInfo",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from tortoise.backends.base.executor import EXECUTOR_CACHE
 from tortoise.context import TortoiseContext
 from tortoise.migrations.executor import MigrationExecutor
 
@@ -38,6 +39,10 @@ async def init_db(url: str, *, run_migrations: bool = True) -> TortoiseContext:
     if _context is not None:
         await close_db()
     config = database_config(url)
+    # Tortoise caches prepared INSERT/UPDATE SQL per (connection name, table), not per
+    # dialect: reopening under the same name on another backend (tests, `simulate`
+    # after a SQLite run) would reuse SQLite's SQL on PostgreSQL.
+    EXECUTOR_CACHE.clear()
     ctx = TortoiseContext()
     with ctx:  # init needs an active context; afterwards the global fallback serves
         await ctx.init(config=config, _enable_global_fallback=True)

@@ -21,7 +21,8 @@ from typing import Any
 
 from core.events import Event
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
-from core.storage.service import EVENT_KIND, GameService, utcnow
+from core.storage.service import EVENT_KIND, GameService
+from core.storage.timing import doze, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +73,10 @@ class OutboxWorker:
         self, deliver: Deliver, *, notify_parked: NotifyParked | None = None,
         max_attempts: int = 8, backoff: Callable[[int], float] | None = None,
         now: Callable[[], datetime] = utcnow, poll_interval: float = 30.0,
-        service: GameService | None = None,
+        max_concurrent: int = 16, service: GameService | None = None,
     ) -> None:
-        """`service`, if given, wakes the worker whenever it commits new entries."""
+        """`service`, if given, wakes the worker whenever it commits new entries;
+        `max_concurrent` bounds deliveries in flight across all games."""
         self._deliver = deliver
         self._notify_parked = notify_parked
         self._max_attempts = max_attempts
@@ -84,6 +86,7 @@ class OutboxWorker:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._serving: dict[int, asyncio.Task[None]] = {}
+        self._slots = asyncio.Semaphore(max_concurrent)
         self.delivered = 0
         self.parked = 0
         if service is not None:
@@ -119,6 +122,11 @@ class OutboxWorker:
             await asyncio.sleep(0.005)
         raise TimeoutError("outbox still busy")
 
+    async def prune(self, keep: timedelta = timedelta(days=7)) -> int:
+        """Delete delivered entries older than `keep` (parked ones stay for the master)."""
+        cutoff = self._now() - keep
+        return await Outbox.filter(status=DELIVERED, delivered_at__lt=cutoff).delete()
+
     async def _run(self) -> None:
         while True:
             self._wake.clear()
@@ -132,8 +140,7 @@ class OutboxWorker:
                 gid = int(game_id)  # type: ignore[call-overload]
                 if gid not in self._serving:
                     self._serving[gid] = asyncio.create_task(self._serve(gid))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll)
+            await doze(self._wake, self._poll)
 
     async def _serve(self, game_id: int) -> None:
         """Deliver one game's entries strictly in ordinal order until none is due."""
@@ -161,7 +168,8 @@ class OutboxWorker:
         entry = OutboxEntry(id=row.id, game_id=row.game_id, ordinal=row.ordinal,  # type: ignore[attr-defined]
                             kind=row.kind, payload=json.loads(row.payload), attempts=row.attempts)
         try:
-            await self._deliver(entry)
+            async with self._slots:
+                await self._deliver(entry)
         except asyncio.CancelledError:
             raise
         except RetryAfter as exc:

@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 
 from core.commands import Advance
 from core.errors import RuleError
-from core.storage.service import GameService, utcnow
+from core.storage.service import GameService
+from core.storage.timing import doze, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +90,7 @@ class DeadlineScheduler:
                     self._firing[game_id] = asyncio.create_task(self._fire(game_id))
                 else:
                     waits.append((at - now).total_seconds())
-            timeout = min([self._max_sleep, *waits])
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            await doze(self._wake, min([self._max_sleep, *waits]))
 
     async def _fire(self, game_id: int) -> None:
         try:
@@ -120,3 +119,4 @@ class DeadlineScheduler:
             self._deadlines.pop(game_id, None)
         else:
             self._deadlines[game_id] = state.deadline
+

@@ -14,10 +14,10 @@ import asyncio
 import json
 import logging
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from tortoise.backends.base.client import BaseDBAsyncClient
@@ -30,16 +30,15 @@ from core.errors import RuleError
 from core.events import EVENTS_ADAPTER, Event
 from core.state import GameState, Options, PhaseKind
 from core.storage.models import EventLog, Game, GamePlayer, GuildSettings, Outbox, UserStats
+from core.storage.timing import utcnow
+from core.storage.wallets import currency_hook, stamp_funds
 
 log = logging.getLogger(__name__)
 
 DeadlineListener = Callable[[int, datetime | None], None]
 OutboxListener = Callable[[], None]
 EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+T = TypeVar("T")
 
 
 def default_route(event: Event) -> bool:
@@ -118,6 +117,23 @@ class Applied:
     seq: int
 
 
+@dataclass(frozen=True)
+class Commit:
+    """What a commit hook sees: the command being committed and its outcome."""
+
+    game_id: int
+    guild_id: int
+    command: Command
+    old: GameState
+    new: GameState
+    events: list[Event]
+
+
+# Runs inside the command's transaction (e.g. the currency module's ledger rows);
+# raising (RuleError included) rolls the whole command back.
+CommitHook = Callable[[BaseDBAsyncClient, Commit], Awaitable[None]]
+
+
 class GameNotFound(RuleError):
     def __init__(self, game_id: int) -> None:
         super().__init__("game_not_found", game=game_id)
@@ -150,6 +166,7 @@ class GameService:
         self._create_lock = asyncio.Lock()
         self.deadline_listeners: list[DeadlineListener] = []
         self.outbox_listeners: list[OutboxListener] = []
+        self.commit_hooks: list[CommitHook] = [currency_hook]
 
     # --- writing ---------------------------------------------------------------
     async def create(
@@ -163,29 +180,35 @@ class GameService:
                                    options=options)
         rows_json = [(i.kind, _dumps(i.payload)) for i in extra_outbox]
         now = self._clock()
+
+        async def insert() -> int:
+            async with in_transaction() as conn:
+                existing = await Game.filter(active_channel_id=channel_id).using_db(conn).first()
+                if existing is not None:
+                    raise RuleError("channel_has_game", game=existing.id)
+                game = await Game.create(
+                    using_db=conn, guild_id=guild_id, channel_id=channel_id,
+                    active_channel_id=channel_id, master_id=master_id, title=title,
+                    plot=plot, options=state.options.model_dump_json(), seed=seed,
+                    state=state.model_dump_json(), phase=str(state.phase), active=True,
+                    deadline=state.deadline, seq=state.seq, outbox_seq=len(rows_json),
+                    language=language or state.options.language,
+                )
+                await _write_outbox(conn, game.id, 0, rows_json, now)
+                return game.id
+
         async with self._create_lock:
             try:
-                async with in_transaction() as conn:
-                    existing = await Game.filter(active_channel_id=channel_id).using_db(conn) \
-                        .first()
-                    if existing is not None:
-                        raise RuleError("channel_has_game", game=existing.id)
-                    game = await Game.create(
-                        using_db=conn, guild_id=guild_id, channel_id=channel_id,
-                        active_channel_id=channel_id, master_id=master_id, title=title,
-                        plot=plot, options=state.options.model_dump_json(), seed=seed,
-                        state=state.model_dump_json(), phase=str(state.phase), active=True,
-                        deadline=state.deadline, seq=state.seq, outbox_seq=len(rows_json),
-                        language=language or state.options.language,
-                    )
-                    await _write_outbox(conn, game.id, 0, rows_json, now)
+                game_id, cancelled = await _settle(insert())
             except IntegrityError as exc:  # another process won the race for the channel
                 raise RuleError("channel_has_game") from exc
-        slot = self._slot(game.id)
+        slot = self._slot(game_id)
         slot.state, slot.outbox_seq, slot.guild_id = state, len(rows_json), guild_id
         if rows_json:
             self._notify_outbox()
-        return game.id
+        if cancelled:
+            raise asyncio.CancelledError()
+        return game_id
 
     async def apply(
         self, game_id: int, command: Command, *, extra_outbox: Sequence[OutboxItem] = (),
@@ -201,6 +224,8 @@ class GameService:
         async with slot.lock:
             for _ in range(3):
                 old = await self._loaded(game_id, slot)
+                if old.options.currency:
+                    command = await stamp_funds(slot.guild_id, old, command)
                 try:
                     out = engine.apply(old, command)
                 except RuleError:
@@ -209,7 +234,8 @@ class GameService:
                     slot.state = None
                     raise
                 try:
-                    written = await self._commit(game_id, slot, old, out, command, extra, columns)
+                    written, cancelled = await _settle(
+                        self._commit(game_id, slot, old, out, command, extra, columns))
                 except _Stale:
                     slot.state = None
                     continue
@@ -226,6 +252,8 @@ class GameService:
             self._notify_deadline(game_id, None if new.over else new.deadline)
         if written:
             self._notify_outbox()
+        if cancelled:  # committed all the same: the caller just stopped waiting
+            raise asyncio.CancelledError()
         return Applied(state=new, events=out.events, game_id=game_id, seq=new.seq)
 
     async def set_discord(self, game_id: int, patch: DiscordPatch, *,
@@ -234,22 +262,35 @@ class GameService:
         extra = [(i.kind, _dumps(i.payload)) for i in extra_outbox]
         columns = patch.columns()
         slot = self._slot(game_id)
+
+        async def write() -> None:
+            async with in_transaction() as conn:
+                n = await Game.filter(id=game_id, outbox_seq=slot.outbox_seq).using_db(conn) \
+                    .update(outbox_seq=slot.outbox_seq + len(extra), updated_at=self._clock(),
+                            **columns)
+                if n != 1:
+                    raise _Stale()
+                await _write_outbox(conn, game_id, slot.outbox_seq, extra, self._clock())
+
         async with slot.lock:
-            await self._loaded(game_id, slot)
-            try:
-                async with in_transaction() as conn:
-                    n = await Game.filter(id=game_id, outbox_seq=slot.outbox_seq).using_db(conn) \
-                        .update(outbox_seq=slot.outbox_seq + len(extra), updated_at=self._clock(),
-                                **columns)
-                    if n != 1:
-                        raise _Stale()
-                    await _write_outbox(conn, game_id, slot.outbox_seq, extra, self._clock())
-            except BaseException:
-                slot.state = None
-                raise
-            slot.outbox_seq += len(extra)
+            for _ in range(3):
+                await self._loaded(game_id, slot)
+                try:
+                    _, cancelled = await _settle(write())
+                except _Stale:
+                    slot.state = None
+                    continue
+                except BaseException:
+                    slot.state = None
+                    raise
+                slot.outbox_seq += len(extra)
+                break
+            else:
+                raise RuntimeError(f"game {game_id} keeps changing under us")
         if extra:
             self._notify_outbox()
+        if cancelled:
+            raise asyncio.CancelledError()
 
     async def _commit(self, game_id: int, slot: _Slot, old: GameState, out: engine.Outcome,
                       command: Command, extra: list[tuple[str, str]],
@@ -278,6 +319,11 @@ class GameService:
                 await _seat_players(conn, game_id, slot.guild_id, new)
             if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
                 await _count_stats(conn, slot.guild_id, new)
+            if self.commit_hooks:
+                commit = Commit(game_id=game_id, guild_id=slot.guild_id, command=command,
+                                old=old, new=new, events=out.events)
+                for hook in self.commit_hooks:
+                    await hook(conn, commit)
         return len(rows)
 
     # --- reading ---------------------------------------------------------------
@@ -386,6 +432,26 @@ class GameService:
                 listener()
             except Exception:
                 log.exception("outbox listener failed")
+
+
+async def _settle(commit: Coroutine[Any, Any, T]) -> tuple[T, bool]:
+    """Run a transaction to its end even if our caller is cancelled meanwhile.
+
+    A cancellation inside the ORM's BEGIN can leave its connection lock taken for
+    good (tortoise 1.1.9, SQLite), and a cancelled commit leaves us not knowing
+    whether the command landed. So the commit runs in its own task; the caller
+    learns of its own cancellation (True) only once the outcome is known.
+    """
+    task = asyncio.ensure_future(commit)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+        except BaseException:
+            pass  # the task's own error: task.result() re-raises it
+    return task.result(), cancelled
 
 
 def _dumps(payload: Any) -> str:

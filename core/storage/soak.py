@@ -15,14 +15,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from core import commands as c
 from core.commands import COMMAND_ADAPTER
 from core.events import Event
 from core.sim import EPOCH, MASTER, Played, Table, random_phase
-from core.state import PhaseKind
+from core.state import Options, PhaseKind
 from core.storage.db import close_db, init_db
 from core.storage.models import EventLog
 from core.storage.outbox import OutboxEntry, OutboxWorker
@@ -31,17 +30,20 @@ from core.storage.service import Applied, GameService
 SIM_GUILD = 0  # simulated games live in guild 0 so they never mix with a real guild's
 
 
-@dataclass
-class SoakReport:
-    games: int = 0
-    finished: int = 0
-    commands: int = 0
-    rejected: int = 0
-    verified: int = 0  # games whose stored state equals the replay of their log
-    delivered: int = 0  # outbox entries delivered
-    out_of_order: int = 0  # outbox deliveries that broke per-game order (must be 0)
-    seconds: float = 0.0
-    winners: Counter[str] = field(default_factory=Counter)
+class SoakReport(list[Played]):
+    """The played games (like a list of core.sim results) plus the soak figures."""
+
+    def __init__(self, games: int) -> None:
+        super().__init__()
+        self.games = games
+        self.finished = 0
+        self.commands = 0
+        self.rejected = 0
+        self.verified = 0  # games whose stored state equals the replay of their log
+        self.delivered = 0  # outbox entries delivered
+        self.out_of_order = 0  # outbox deliveries that broke per-game order (must be 0)
+        self.seconds = 0.0
+        self.winners: Counter[str] = Counter()
 
     @property
     def ok(self) -> bool:
@@ -108,16 +110,21 @@ async def play_stored(service: GameService, game_id: int, *, players: int, seed:
         executor, _drive, table, players, max_phases)
 
 
-async def create_sim_game(service: GameService, seed: int, channel_id: int) -> int:
-    return await service.create(SIM_GUILD, channel_id, MASTER, f"Game {seed}", seed=seed)
+async def create_sim_game(service: GameService, seed: int, channel_id: int,
+                          options: Options | None = None) -> int:
+    return await service.create(SIM_GUILD, channel_id, MASTER, f"Game {seed}", seed=seed,
+                                options=options)
 
 
 async def simulate_stored(url: str, games: int, players: int | Sequence[int], seed: int = 0,
-                          *, deliver_outbox: bool = True) -> SoakReport:
+                          *, options: Options | None = None,
+                          deliver_outbox: bool = True) -> SoakReport:
     """Play `games` games (sizes cycle through `players`) at once through a GameService on
-    `url`, deliver their outbox, verify every replay; returns the report."""
+    `url`, deliver their outbox and verify every replay (ReplayMismatch if one differs).
+
+    Returns the played games in order, like core.sim.games, with the soak figures."""
     sizes = [players] if isinstance(players, int) else list(players)
-    report = SoakReport(games=games)
+    report = SoakReport(games)
     last_ordinal: dict[int, int] = {}
 
     async def deliver(entry: OutboxEntry) -> None:
@@ -133,12 +140,13 @@ async def simulate_stored(url: str, games: int, players: int | Sequence[int], se
         if deliver_outbox:
             await worker.start()
         base = secrets.randbits(40) << 8  # fresh channels: never collide with a previous run
-        ids = [await create_sim_game(service, seed + i, base + i) for i in range(games)]
+        ids = [await create_sim_game(service, seed + i, base + i, options) for i in range(games)]
         with ThreadPoolExecutor(max_workers=max(1, min(games, 32))) as pool:
             results = await asyncio.gather(*(
                 play_stored(service, gid, players=sizes[i % len(sizes)], seed=seed + i,
                             executor=pool)
                 for i, gid in enumerate(ids)))
+        report.extend(results)
         for gid, played in zip(ids, results, strict=True):
             report.commands += len(played.commands)
             report.rejected += played.rejected

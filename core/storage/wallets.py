@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.expressions import F
 
+from core.commands import Command
 from core.errors import RuleError
-from core.rules.economy import OPENING_BALANCE
+from core.rules.economy import OPENING_BALANCE, ledger_entries
+from core.state import GameState
 from core.storage.models import Ledger, Wallet
+
+if TYPE_CHECKING:
+    from core.storage.service import Commit
 
 OPENING_REASON = "opening"
 
@@ -74,4 +80,25 @@ async def recent(guild_id: int, uid: int, limit: int = 10
 
 async def ledger_sum(guild_id: int, uid: int) -> int:
     rows = await Ledger.filter(guild_id=guild_id, user_id=uid).values_list("amount", flat=True)
-    return sum(int(a) for a in rows)
+    return sum(int(str(a)) for a in rows)
+
+
+async def stamp_funds(guild_id: int, state: GameState, command: Command) -> Command:
+    """Give the engine the wallets it may need to refuse what cannot be paid."""
+    uids = [p.uid for p in state.players] + [state.master, command.by]
+    funds = await balances(None, guild_id, uids)
+    return command.model_copy(update={"funds": funds})
+
+
+async def currency_hook(conn: BaseDBAsyncClient, commit: Commit) -> None:
+    """Wallet changes of a command, in its own transaction: opening balances for new
+    players, then the ledger entries its events imply (purchases, payouts, thanks)."""
+    new = commit.new
+    if not new.options.currency:
+        return
+    seated = [p.uid for p in new.players]
+    if seated != [p.uid for p in commit.old.players] or not commit.old.options.currency:
+        await open_wallets(conn, commit.guild_id, seated, commit.game_id)
+    entries = [entry for e in commit.events
+               for entry in ledger_entries(e.kind, e.data, new.master)]
+    await post(conn, commit.guild_id, commit.game_id, entries)
