@@ -346,6 +346,11 @@ class GameService:
         row = await Game.get_or_none(active_channel_id=channel_id)
         return GameInfo.of(row) if row else None
 
+    async def last_game_in_channel(self, channel_id: int) -> GameInfo | None:
+        """The latest game of this channel, running or over (for /thank, /role after it)."""
+        row = await Game.filter(channel_id=channel_id).order_by("-id").first()
+        return GameInfo.of(row) if row else None
+
     async def games_of_user(self, guild_id: int | None, user_id: int) -> list[GameInfo]:
         """Running games the user plays in (any guild if guild_id is None), oldest first."""
         query = Game.filter(active=True, seats__user_id=user_id)

@@ -1,0 +1,179 @@
+"""The optional modules through the Discord harness: extra roles, currency, shop, crypto."""
+
+from __future__ import annotations
+
+import discord
+
+from core.i18n import t as tr
+from core.rules.roles import Role
+from core.state import PhaseKind
+from core.storage import wallets
+from tests.bot.helpers import Table, open_table
+from tests.harness import Harness
+
+VIEW = discord.Permissions(view_channel=True).value
+
+
+async def start(t: Table) -> None:
+    res = await t.do(t.master, "game start")
+    assert res.ephemeral, res.text
+    await t.settle()
+
+
+async def checkin_all(t: Table) -> None:
+    for p in await t.living():
+        res = await t.do(p, "checkin")
+        assert not res.ephemeral, res.text
+
+
+async def test_extra_roles_cards_and_channels(h: Harness) -> None:
+    t = await open_table(h, 10, roles="mafioso; advocate; investigator; sergeant; operative;"
+                         " occultist", extra_roles=True)
+    await start(t)
+    state = await t.state()
+    adv = (await t.holders(Role.ADVOCATE))[0]
+    don = (await t.holders(Role.MAFIOSO))[0]
+    inv = (await t.holders(Role.INVESTIGATOR))[0]
+    op = (await t.holders(Role.OPERATIVE))[0]
+    sgt = (await t.holders(Role.SERGEANT))[0]
+    # the advocate's card names his clan mate
+    res = await t.do(adv, "role")
+    assert res.ephemeral and don.mention in res.text
+    clan = h.channel_named(tr("channel.clan", "ru", number=1))
+    opcop = h.channel_named(tr("channel.opcop", "ru"))
+    assert h.visible_channels(adv).can_view(clan.id)
+    assert {p.id for p in [*t.players, t.master] if h.visible_channels(p).can_view(opcop.id)} \
+        == {inv.id, op.id}
+    # the investigator is hanged on day 1: the sergeant takes over and meets the operative
+    await checkin_all(t)
+    await t.advance()
+    await t.advance()  # night 0 (misses are fine for one turn)
+    for p in await t.living():
+        if p.id != inv.id:
+            await t.do(p, "vote", player=str(inv.id))
+    await t.do(inv, "vote", player=str(don.id))
+    await t.advance()
+    state = await t.state()
+    assert state.player(sgt.id).role is Role.INVESTIGATOR  # type: ignore[union-attr]
+    assert h.visible_channels(sgt).can_view(opcop.id)
+    assert h.visible_channels(inv).can_view(opcop.id)  # the dead keep reading...
+    assert not h.permissions_in(inv.id, opcop.id).send_messages  # ...but cannot write
+
+
+async def test_votes_show_half_votes_and_fractional_tie_break(h: Harness) -> None:
+    t = await open_table(h, 10, roles="mafioso; investigator; occultist; bouncer",
+                         extra_roles=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()
+    state = await t.state()
+    don = (await t.holders(Role.MAFIOSO))[0]
+    citizens = await t.holders(Role.CITIZEN)
+    victim, a, b, c = citizens[0], citizens[1], citizens[2], citizens[3]
+    await t.do(don, "night", target=str(victim.id))
+    await t.advance()
+    assert not (await t.state()).player(victim.id).alive  # type: ignore[union-attr]
+    res = await t.do(victim, "vote", player=str(a.id))  # a ghost: half a vote, first
+    assert not res.ephemeral
+    await t.do(b, "vote", player=str(c.id))  # c: 1
+    await t.do(don, "vote", player=str(a.id))  # a: 1.5
+    await t.do(c, "vote", player=str(a.id))  # a: 2.5 — reached first
+    await t.do(a, "vote", player=str(c.id))  # c: 2
+    res = await t.do(b, "votes")
+    assert res.ephemeral
+    assert "2,5 голоса" in res.text or "2.5 votes" in res.text
+    state = await t.state()
+    assert state.phase is PhaseKind.DAY
+    await t.advance()
+    state = await t.state()
+    assert not state.player(a.id).alive  # type: ignore[union-attr]
+
+
+async def test_currency_wallets_payouts_thanks_and_profile(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso; investigator; bouncer", currency=True)
+    guild = h.default_guild.id
+    res = await t.do(t.players[0], "wallet")
+    assert res.ephemeral and "60" in res.text
+    await start(t)
+    secret_for = t.players[1]
+    res = await t.do(t.master, "master bonus", player=str(secret_for.id), amount=4,
+                     reason="noble move", secret=True)
+    assert res.ephemeral and res.text == tr("master.bonus_secret", "en")
+    await t.settle()
+    assert "noble move" not in str([m.payload for m in h.messages_in(t.channel)])
+    # the master ends the game by removing the mafioso
+    for role in (Role.MAFIOSO, Role.BOUNCER):
+        res = await t.do(t.master, "master kick", player=str((await t.holders(role))[0].id))
+        assert res.ephemeral
+    await t.settle()
+    state = await t.state()
+    assert state.over and state.payouts
+    posted = " ".join(e.get("description", "") for m in h.messages_in(t.channel)
+                      for e in m.embeds)
+    assert tr("payouts.head", "ru") in posted and "noble move" in posted
+    # balances equal the ledger, and include the payouts exactly once
+    for p in t.players:
+        bal = (await wallets.balances(None, guild, [p.id]))[p.id]
+        assert bal == await wallets.ledger_sum(guild, p.id)
+        earned = sum(x.amount for x in state.payouts if x.uid == p.id)
+        assert bal == 60 + earned
+    master_before = (await wallets.balances(None, guild, [t.master.id]))[t.master.id]
+    res = await t.do(t.players[0], "thank", amount=5)
+    assert res.ephemeral, res.text
+    res = await t.do(t.players[0], "thank")
+    assert res.ephemeral and tr("error.already_thanked", "en") == res.text
+    master_after = (await wallets.balances(None, guild, [t.master.id]))[t.master.id]
+    assert master_after == master_before + 6
+    res = await t.do(t.players[0], "profile")
+    assert res.ephemeral
+
+
+async def test_shop_buy_cast_and_refusals_change_nothing(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso; investigator; bouncer", currency=True,
+                         shop=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0: the evening shop is open
+    buyer = (await t.holders(Role.CITIZEN))[0]
+    res = await t.do(buyer, "shop")
+    assert res.ephemeral and "60" in res.text
+    res = await t.do(buyer, "buy", item="protection", target="mafia:1")
+    assert res.ephemeral, res.text
+    guild = h.default_guild.id
+    assert (await wallets.balances(None, guild, [buyer.id]))[buyer.id] == 50
+    before = (await t.state()).model_dump_json()
+    res = await t.do(buyer, "buy", item="cheque_book")  # 30 ok
+    res = await t.do(buyer, "buy", item="cheque_book")  # 30 > 20 left
+    assert res.ephemeral and "20" in res.text
+    assert (await wallets.balances(None, guild, [buyer.id]))[buyer.id] == 20
+    assert (await t.state()).model_dump_json() != before  # the first cheque book was bought
+    res = await t.do(buyer, "role")
+    assert tr("item.cheque_book.name", "en") in res.text
+
+
+async def test_crypto_anon_whisper_reveal(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso x2; investigator; bouncer", crypto=True)
+    await start(t)
+    sender = (await t.holders(Role.CITIZEN))[0]
+    res = await t.do(sender, "anon", text="The baker did it", signature="investigator")
+    assert res.ephemeral
+    await t.settle()
+    post = h.messages_in(t.channel)[-1]
+    dump = str(post.payload)
+    assert "The baker did it" in dump and str(sender.id) not in dump
+    assert post.author_id == h.bot.user.id  # type: ignore[union-attr]
+    assert post.payload.get("interaction") is None and post.payload.get(
+        "interaction_metadata") is None
+    res = await t.do(sender, "whisper", role="mafioso", text="I know")
+    too_soon = tr("error.post_too_soon", "en", seconds=0).split(":")[0]
+    assert res.ephemeral and res.text.startswith(too_soon)  # the rate limit
+    other = (await t.holders(Role.CITIZEN))[1]
+    res = await t.do(other, "whisper", role="mafioso", text="I know")
+    assert res.ephemeral and res.text == tr("anon.whispered", "en")
+    for p in t.players:
+        card = await t.do(p, "role")
+        mine = (await t.state()).player(p.id)
+        assert ("I know" in card.text) == (mine is not None and mine.role is Role.MAFIOSO)
+    inv = (await t.holders(Role.INVESTIGATOR))[0]
+    res = await t.do(inv, "reveal")
+    assert res.ephemeral and res.text == tr("error.public_moves_off", "en")
