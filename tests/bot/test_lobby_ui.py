@@ -24,8 +24,7 @@ async def test_signup_message_lists_players_as_they_join_and_leave(h: Harness) -
     players_field = next(f for f in signup.embeds[0]["fields"] if "(2)" in f["name"])
     assert t.players[0].mention not in players_field["value"]
     # the Join button on the signup message works like /game join
-    join_id = next(cid for cid in signup.custom_ids if cid.startswith("mafia:join:")) \
-        if hasattr(signup, "custom_ids") else f"mafia:join:{t.game_id}"
+    join_id = f"mafia:join:{t.game_id}"
     res = await h.click(t.players[0], signup, join_id)
     assert res.ephemeral
     assert len((await t.state()).players) == 3

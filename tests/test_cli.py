@@ -1,0 +1,58 @@
+"""The console script: simulate offline, and run's clear messages instead of tracebacks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cli
+from core.i18n import t
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_simulate_prints_a_log_and_win_rates(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", "--games", "5", "--players", "8", "--seed", "3",
+                     "--modules", "extra_roles,currency,shop,crypto", "--lang", "en"]) == 0
+    out = capsys.readouterr().out
+    assert t("cli.simulate.log_head", "en", seed=3, players=8) in out
+    assert t("cli.simulate.rates_head", "en", games=5) in out
+    assert "Game over" in out
+
+
+def test_simulate_refuses_an_unknown_module(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", "--games", "1", "--modules", "chess"]) == 2
+    assert "chess" in capsys.readouterr().err
+
+
+def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "DATABASE_"))}
+    base.update({"LANG": "en_US.UTF-8", "DATABASE_URL": f"sqlite://{tmp_path / 'x.db'}"})
+    base.update(env)
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), "run"], cwd=tmp_path,
+                          env=base, capture_output=True, text=True, timeout=60)
+
+
+def test_run_without_a_token_says_so(tmp_path: Path) -> None:
+    done = _run(tmp_path)
+    assert done.returncode == 2
+    assert "DISCORD_TOKEN is not set" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_run_with_a_fake_token_and_no_discord_exits_cleanly(tmp_path: Path) -> None:
+    done = _run(tmp_path, DISCORD_TOKEN="fake.token.value",
+                MAFIA_DISCORD_API="http://127.0.0.1:9/api/v10")
+    assert done.returncode == 3, done.stderr
+    assert t("cli.unreachable", "en", error="")[:20] in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_run_with_a_bad_database_url_says_so(tmp_path: Path) -> None:
+    done = _run(tmp_path, DISCORD_TOKEN="fake", DATABASE_URL="mysql://nope")
+    assert done.returncode == 2
+    assert "DATABASE_URL" in done.stderr and "Traceback" not in done.stderr
