@@ -78,6 +78,8 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         for v in victims:
             lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
                            role=role_name(v["role"], lang)))
+        for story in event.data.get("stories", []):
+            lines.append(t("event.morning.story", lang, story=story))
         return "\n".join(lines)
     if kind == "day_result":
         return _day_result(event, names, lang, p)

@@ -126,7 +126,7 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
     if actor.clan is not None and action is Action.KILL:
         ctx.emit(
             "clan_order", Audience.of_team(f"clan:{actor.clan}"),
-            actor=actor.uid, target=target, fallback=fallback, night=night,
+            actor=actor.uid, target=target, fallback=fallback, night=night, story=story or "",
         )
 
 
@@ -155,6 +155,7 @@ def start_night(ctx: Ctx) -> None:
 class NightResult:
     deaths: dict[int, list[int]] = field(default_factory=dict)  # victim -> credited actors
     causes: dict[int, str] = field(default_factory=dict)  # victim -> cause if not 'killed'
+    stories: list[str] = field(default_factory=list)  # told with the kills, published unsigned
     bad_kills: list[int] = field(default_factory=list)
 
 
@@ -227,6 +228,8 @@ def resolve(ctx: Ctx) -> NightResult:
                 continue
             dead_tonight.add(target_id)
             result.deaths.setdefault(target_id, []).append(actor.uid)
+            if order.story:
+                result.stories.append(order.story)
             kind = "kill_done" if order.action is Action.KILL else "shot_done"
             _notice(actor, kind, night, target=target_id)
             audience = (Audience.of_team(f"clan:{actor.clan}") if actor.clan is not None

@@ -19,6 +19,9 @@ from core.state import Clan, Death, DeathCause, PhaseKind, Player, TurnMark
 
 
 # --- teams (private channels) ----------------------------------------------
+GRAVEYARD = "graveyard"  # a channel of the dead, not a team anyone knows the roles of
+
+
 def teams(ctx: Ctx) -> dict[str, list[int]]:
     """Every private channel's members, dead members included (they keep reading)."""
     state = ctx.state
@@ -32,15 +35,25 @@ def teams(ctx: Ctx) -> dict[str, list[int]]:
     operatives = [p.uid for p in state.with_role(Role.OPERATIVE, alive=False)]
     if operatives:
         out["opcop"] = investigators + operatives
+    if state.options.graveyard:  # master option: the dead talk among themselves
+        dead = [p.uid for p in state.players if not p.alive]
+        if dead:
+            out[GRAVEYARD] = dead
     return out
 
 
-def emit_team(ctx: Ctx, team: str) -> None:
+def team_access(ctx: Ctx, team: str) -> tuple[list[int], list[int]]:
+    """A private channel's readers and writers (the dead read only, unless allowed)."""
     members = teams(ctx).get(team, [])
-    writers = [
+    writers = list(members) if team == GRAVEYARD else [
         uid for uid in members
         if (p := ctx.state.player(uid)) and (p.alive or ctx.state.options.dead_write)
     ]
+    return members, writers
+
+
+def emit_team(ctx: Ctx, team: str) -> None:
+    members, writers = team_access(ctx, team)
     ctx.emit("team_changed", Audience.of_team(team, *members), team=team,
              members=members, writers=writers)
 
@@ -186,7 +199,7 @@ def end_night(ctx: Ctx, at: datetime) -> None:
             state.operative_benched[uid] = state.number + 1
             ctx.emit("operative_benched", Audience.to(uid), night=state.number + 1)
     record_turns(ctx, obliged, missed)
-    ctx.emit("morning", number=state.number + 1, victims=[
+    ctx.emit("morning", number=state.number + 1, stories=result.stories, victims=[
         {"uid": v, "role": str(state.player(v).role) if state.options.reveal_roles else None}  # type: ignore[union-attr]
         for v in victims
     ])

@@ -349,3 +349,14 @@ def test_role_reveal_option_hides_roles() -> None:
     events = g.advance()
     morning = next(e for e in events if e.kind == "morning")
     assert morning.data["victims"] == [{"uid": g.id("C1"), "role": None}]
+
+
+def test_a_kill_story_is_published_unsigned_in_the_morning() -> None:
+    g = Game(BASE)
+    g.to_night(0)
+    g.do(c.NightOrder(by=g.id("Kate"), at=g.tick(), target=g.id("C1"),
+                      story="A shot rang out over the harbour."))
+    events = g.advance()
+    morning = next(e for e in events if e.kind == "morning")
+    assert morning.data["stories"] == ["A shot rang out over the harbour."]
+    assert g.id("Kate") not in str(morning.data)
