@@ -17,6 +17,7 @@ from discord.ext import commands
 
 from core import commands as c
 from core.errors import RuleError
+from core.i18n import has_key, t
 from core.narrate import describe_error
 from core.state import GameState
 from core.storage.service import Applied, GameInfo
@@ -40,9 +41,22 @@ def is_admin(interaction: discord.Interaction[Any]) -> bool:
     return bool(perms.manage_guild or perms.administrator)
 
 
+def readable_params(code: str, params: dict[str, Any], lang: str) -> dict[str, Any]:
+    """Identifiers in a refusal's parameters as words: a module or a role by its name."""
+    out = dict(params)
+    module = out.get("module")
+    if isinstance(module, str) and has_key(f"signup.module.{module}", lang):
+        out["module"] = t(f"signup.module.{module}", lang)
+    name = out.get("name")
+    if code == "unknown_role" and isinstance(name, str) and has_key(f"role.{name}.name", lang):
+        out["name"] = t(f"role.{name}.name", lang)
+    return out
+
+
 async def send_error(interaction: discord.Interaction[Any], err: RuleError) -> None:
     """The one place a refusal is rendered: ephemeral, in the user's language."""
-    text = describe_error(err.code, err.params, mention, user_lang(interaction))
+    lang = user_lang(interaction)
+    text = describe_error(err.code, readable_params(err.code, err.params, lang), mention, lang)
     if interaction.response.is_done():
         await interaction.followup.send(text, ephemeral=True)
     else:

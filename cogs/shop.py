@@ -6,7 +6,7 @@ from typing import Any
 
 import discord
 from discord import app_commands
-from discord.app_commands import Choice
+from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.errors import RuleError
@@ -42,7 +42,7 @@ class Shop(GameCog):
     @localized("buy", "item", "target", "if_hanged")
     @app_commands.choices(item=ITEM_CHOICES)
     async def buy(self, interaction: discord.Interaction[Any], item: str,
-                  target: str | None = None,
+                  target: Range[str, 1, 40] | None = None,
                   if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None
                   ) -> None:
         info = await self.game_here(interaction)

@@ -32,7 +32,8 @@ class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
                  template=r"mafia:role:(?P<game>\d+)"):
     """'Show my role': answers with the caller's card, ephemerally."""
 
-    def __init__(self, game_id: int, label: str = "Role") -> None:
+    def __init__(self, game_id: int, label: str | None = None) -> None:
+        # no label when rebuilt from a custom_id: the message keeps its localized one
         super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary,
                                            custom_id=f"mafia:role:{game_id}", emoji="🃏"))
         self.game_id = game_id

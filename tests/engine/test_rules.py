@@ -359,4 +359,4 @@ def test_a_kill_story_is_published_unsigned_in_the_morning() -> None:
     events = g.advance()
     morning = next(e for e in events if e.kind == "morning")
     assert morning.data["stories"] == ["A shot rang out over the harbour."]
-    assert g.id("Kate") not in str(morning.data)
+    assert str(g.id("Kate")) not in str(morning.data)
