@@ -11,7 +11,7 @@ from discord.app_commands import Choice, Range
 from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
-from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
+from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds, parse_attacker
 from core.storage import wallets
 
 from .base import GameCog, PlayerArg, parse_player
@@ -48,7 +48,7 @@ class Shop(GameCog):
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
         applied = await self.apply(
-            interaction, info, c.Buy, item=item, against=target,
+            interaction, info, c.Buy, item=item, against=parse_attacker(target, state),
             if_hanged=parse_player(if_hanged, state) if if_hanged else None)
         lang = user_lang(interaction)
         key = "shop.bought" if any(e.kind == "purchase" for e in applied.events) \

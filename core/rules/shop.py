@@ -41,6 +41,28 @@ def attacker_kinds(state: GameState) -> list[str]:
     return kinds
 
 
+def parse_attacker(text: str | None, state: GameState) -> str | None:
+    """What a player typed for 'Protection from X': a kind id, a role name (English or
+    Russian), or a clan ('clan 2', 'mafia:2'); 'mafioso' means the only clan if there is one."""
+    if text is None:
+        return None
+    from core.rules.setup import ALIASES
+
+    key = " ".join(text.strip().lower().replace("#", " ").split())
+    kinds = attacker_kinds(state)
+    if key in kinds:
+        return key
+    words = key.replace(":", " ").split()
+    if words and words[-1].isdigit() and words[0] in ("clan", "клан", "mafia", "мафия",
+                                                      "mafioso", "мафиози"):
+        return f"mafia:{words[-1]}"
+    role = ALIASES.get(key)
+    if role is Role.MAFIOSO:
+        clans = [k for k in kinds if k.startswith("mafia:")]
+        return clans[0] if len(clans) == 1 else key
+    return str(role) if role in (Role.KILLER, Role.OPERATIVE, Role.BOUNCER) else key
+
+
 def attacker_kind(p: Player) -> str | None:
     if p.role is Role.MAFIOSO:
         return f"mafia:{p.clan}"

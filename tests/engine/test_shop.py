@@ -317,3 +317,15 @@ def test_shop_needs_the_module_and_currency() -> None:
     with pytest.raises(RuleError) as err:
         create_game(seed=1, master=1, title="x", options=Options(shop=True))
     assert err.value.code == "shop_needs_currency"
+
+
+def test_protection_kind_parsing() -> None:
+    from core.rules.shop import parse_attacker
+
+    g = game()
+    s = g.state
+    assert parse_attacker("mafioso", s) == "mafia:1"
+    assert parse_attacker("Убийца", s) == "killer"
+    assert parse_attacker("clan 1", s) == "mafia:1"
+    assert parse_attacker("bouncer", s) == "bouncer"
+    assert parse_attacker("wizard", s) == "wizard"  # refused later as unknown_protection
