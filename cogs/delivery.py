@@ -17,7 +17,6 @@ from core.i18n import t
 from core.narrate import team_name
 from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import DiscordPatch, GameInfo
-from core.visibility import public_view
 
 from .ui.components import day_view, role_view
 from .ui.lobby import signup_embed
@@ -217,7 +216,3 @@ class Delivery:
         except discord.HTTPException:
             log.error("game %s: could not tell the master about parked entry %s",
                       entry.game_id, entry.key)
-
-
-def view_of(state: Any) -> Any:
-    return public_view(state)

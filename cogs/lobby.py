@@ -10,7 +10,9 @@ from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.errors import RuleError
+from core.i18n import t
 from core.state import Options
+from core.storage.service import DiscordPatch
 
 from .base import GameCog, now, send_error
 from .ui.components import signup_view
@@ -34,8 +36,6 @@ def refuse_missing(interaction: discord.Interaction[Any], needed: tuple[str, ...
     missing = missing_permissions(interaction, needed)
     if missing:
         lang = user_lang(interaction)
-        from core.i18n import t
-
         names = ", ".join(t(f"permission.{m}", lang) for m in missing)
         raise RuleError("bot_missing_permissions", permissions=names)
 
@@ -53,8 +53,6 @@ async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, act
         cmd = c.Leave(by=interaction.user.id, at=now())
     applied = await bot.apply(info, cmd)  # type: ignore[attr-defined]
     lang = user_lang(interaction)
-    from core.i18n import t
-
     key = "lobby.joined" if action == "join" else "lobby.left"
     await interaction.response.send_message(
         t(key, lang, title=info.title, count=len(applied.state.players)), ephemeral=True)
@@ -84,8 +82,6 @@ class Lobby(GameCog):
         await interaction.response.send_message(embed=signup_embed(state, lang),
                                                 view=signup_view(game_id, lang))
         message = await interaction.original_response()
-        from core.storage.service import DiscordPatch
-
         await self.service.set_discord(game_id, DiscordPatch(signup_message_id=message.id))
 
     @game.command(**command_kwargs("game.setup"))
@@ -119,9 +115,7 @@ class Lobby(GameCog):
         changes = {k: v for k, v in given.items() if v is not None}
         applied = await self.apply(interaction, info, c.SetOptions, changes=changes)
         if language:
-            from core.storage.service import DiscordPatch
-
-            await self.service.set_discord(info.id, DiscordPatch(language=language))
+                await self.service.set_discord(info.id, DiscordPatch(language=language))
         await interaction.response.send_message(
             embed=signup_embed(applied.state, user_lang(interaction)), ephemeral=True)
 
@@ -142,8 +136,6 @@ class Lobby(GameCog):
         if interaction.user.id == state.master or interaction.permissions.manage_guild:
             refuse_missing(interaction, REQUIRED_TO_START)
         await self.apply(interaction, info, c.Start)
-        from core.i18n import t
-
         await interaction.response.send_message(t("lobby.started", user_lang(interaction)),
                                                 ephemeral=True)
 
@@ -158,8 +150,6 @@ class Lobby(GameCog):
     async def cancel(self, interaction: discord.Interaction[Any]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Cancel)
-        from core.i18n import t
-
         await interaction.response.send_message(t("lobby.cancelled", user_lang(interaction)),
                                                 ephemeral=True)
 
