@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,12 @@ from core.commands import Command
 from core.errors import RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
+from core.state import GameState
 from core.storage.db import close_db, init_db
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
-from core.storage.service import Applied, GameInfo, GameService
+from core.storage.service import Applied, Commit, GameInfo, GameService
+from core.storage.sharding import guild_filter
 
 log = logging.getLogger("mafia")
 
@@ -67,14 +70,19 @@ class MafiaBot(commands.Bot):
         self.settings = settings
         self.manage_db = manage_db
         self.state_dir = state_dir or ROOT / "data"
-        self.service = GameService(route=_route)
+        # A process holding some of the shards serves only those shards' guilds: their
+        # games, deadlines and outbox (README, "Scale-out").
+        self.service = GameService(route=_route, owns=guild_filter(
+            kwargs.get("shard_count"), kwargs.get("shard_ids")))
+        self.service.commit_hooks.append(phase_guard)
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
         from cogs.delivery import Delivery
 
         self.delivery = Delivery(self)
         self.outbox = OutboxWorker(self.delivery.deliver, notify_parked=self.delivery.parked,
-                                   service=self.service)
+                                   service=self.service,
+                                   deliver_batch=self.delivery.deliver_batch)
         self.synced = False
 
     # --- start and stop -------------------------------------------------------------
@@ -127,7 +135,13 @@ class MafiaBot(commands.Bot):
     async def find_game(self, interaction: discord.Interaction[Any], *,
                         finished: bool = False) -> GameInfo:
         """The game a command is about: this channel's, its private channel's, or (in
-        DMs) the caller's only running game."""
+        DMs) the caller's only running game. Notes the phase the caller saw (`saw_phase`)."""
+        info = await self._find_game(interaction, finished=finished)
+        saw_phase(info.id, await self.service.state(info.id))
+        return info
+
+    async def _find_game(self, interaction: discord.Interaction[Any], *,
+                         finished: bool) -> GameInfo:
         channel_id = interaction.channel_id or 0
         info = await self.service.game_in_channel(channel_id)
         if info is not None:
@@ -146,7 +160,52 @@ class MafiaBot(commands.Bot):
         raise RuleError("no_game_here")
 
     async def apply(self, info: GameInfo, command: Command) -> Applied:
-        return await self.service.apply(info.id, command)
+        """Apply through the service; a phase-bound command whose phase ended while it was
+        on its way is refused as `phase_ended` (see `phase_guard`)."""
+        try:
+            return await self.service.apply(info.id, command)
+        except RuleError as err:
+            if err.code in ("phase_ended", "game_over"):
+                raise
+            if _stale(info.id, command, await self.service.state(info.id)):
+                raise RuleError("phase_ended") from err
+            raise
+
+
+# --- phase races ----------------------------------------------------------------------
+# A command whose meaning depends on the phase the player was looking at: a vote, a night
+# order (given by night, or by day for the coming night), a check-in, a purchase that is an
+# order by day and a purchase by night, the master's "end this phase" or "extend it".
+PHASE_BOUND = frozenset({"vote", "unvote", "night", "checkin", "buy", "cast", "advance",
+                         "extend"})
+_seen_phase: ContextVar[tuple[int, int, int] | None] = ContextVar("mafia_seen_phase",
+                                                                 default=None)
+
+
+def saw_phase(game_id: int, state: GameState) -> None:
+    """Remember which phase (GameState.serial) the interaction being handled was sent in.
+
+    A context variable: it belongs to the interaction's own task, and the service's commit
+    task (created from it) inherits it, so `phase_guard` can read it inside the lock."""
+    _seen_phase.set((game_id, state.serial, state.number))
+
+
+def _stale(game_id: int, command: Command, state: GameState) -> bool:
+    seen = _seen_phase.get()
+    if seen is None or seen[0] != game_id or command.kind not in PHASE_BOUND:
+        return False
+    if command.kind == "night":  # day N and night N give orders for the same night N
+        return seen[2] != state.number
+    return seen[1] != state.serial
+
+
+async def phase_guard(conn: Any, commit: Commit) -> None:
+    """A commit hook (inside the command's transaction and the game's lock): a phase-bound
+    command sent in a phase that ended meanwhile is refused and rolled back, never counted
+    in the next phase (a late vote, an order for a night already resolved, a second
+    "advance" racing the first or the deadline)."""
+    if _stale(commit.game_id, commit.command, commit.old):
+        raise RuleError("phase_ended")
 
 
 def _route(event: Any) -> bool:
@@ -172,7 +231,8 @@ class ShardedMafiaBot(MafiaBot, commands.AutoShardedBot):
     """The Discord way to scale: several shards, or several processes each with some."""
 
 
-def main(shard_count: int | None = None, shard_ids: str | None = None) -> int:
+def main(shard_count: int | None = None, shard_ids: str | None = None,
+         auto_shard: bool = False) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = Settings()
     if not settings.discord_token:
@@ -187,7 +247,7 @@ def main(shard_count: int | None = None, shard_ids: str | None = None) -> int:
     if api:  # a proxy (or, in tests, an address that refuses connections)
         discord.http.Route.BASE = api
     ids = [int(x) for x in shard_ids.split(",")] if shard_ids else None
-    bot = make_bot(settings, shard_count, ids)
+    bot = make_bot(settings, shard_count, ids, auto_shard)
     try:
         asyncio.run(_run(bot, settings.discord_token))
     except discord.LoginFailure as exc:

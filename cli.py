@@ -1,4 +1,5 @@
-"""The `mafia-bot` console script: run the bot, or simulate games offline."""
+"""The `mafia-bot` console script: run the bot (sharded if asked), simulate games
+offline, or copy the database to another one (`migrate-db`)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mafia-bot", description=t("cli.description", lang))
     sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", help=t("cli.run.help", lang))
-    run.add_argument("--shard-count", type=int, default=None)
-    run.add_argument("--shard-ids", type=str, default=None)
+    run.add_argument("--shard-count", type=int, default=None,
+                     help=t("cli.run.shard_count", lang))
+    run.add_argument("--shard-ids", type=str, default=None, help=t("cli.run.shard_ids", lang))
+    run.add_argument("--auto-shard", action="store_true", help=t("cli.run.auto_shard", lang))
     sim = sub.add_parser("simulate", help=t("cli.simulate.help", lang))
     sim.add_argument("--games", type=int, default=100)
     sim.add_argument("--players", type=int, default=12)
@@ -31,6 +34,9 @@ def parser() -> argparse.ArgumentParser:
                      help=t("cli.simulate.modules", lang, modules=", ".join(MODULES)))
     sim.add_argument("--db", type=str, default=None, help=t("cli.simulate.db", lang))
     sim.add_argument("--lang", type=str, default=lang)
+    mig = sub.add_parser("migrate-db", help=t("cli.migrate.help", lang))
+    mig.add_argument("--from", dest="source", required=True, help=t("cli.migrate.from", lang))
+    mig.add_argument("--to", dest="target", required=True, help=t("cli.migrate.to", lang))
     return p
 
 
@@ -77,16 +83,93 @@ def simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown(url: str) -> str:
+    """The URL without its password."""
+    from urllib.parse import urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return url
+    return url.replace(f":{password}@", ":***@", 1) if password else url
+
+
+def migrate_db(args: argparse.Namespace) -> int:
+    """Copy every table to an empty database, then print the checks (exit 1 if they fail)."""
+    import asyncio
+
+    from core.settings import ConfigError
+    from core.storage.copy import CopyRefused, copy_database
+
+    lang = _lang()
+    print(t("cli.migrate.head", lang, source=_shown(args.source), target=_shown(args.target)))
+    try:
+        report = asyncio.run(copy_database(args.source, args.target))
+    except CopyRefused as exc:
+        print(t(f"cli.migrate.{exc.code}", lang, **exc.params), file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(t("cli.config_error", lang, error=str(exc)), file=sys.stderr)
+        return 2
+    except Exception as exc:
+        print(t("cli.migrate.error", lang, error=f"{type(exc).__name__}: {exc}"),
+              file=sys.stderr)
+        return 3
+    print(t("cli.migrate.columns", lang))
+    for row in report.tables:
+        print(f"  {row.table:<16} {row.source:>9} {row.target:>9}  {'=' if row.ok else '≠'}")
+    print(t("cli.migrate.wallets", lang, wallets=report.wallets,
+            matching=report.wallets_matching))
+    for guild, user, balance, total in report.mismatches:
+        print(t("cli.migrate.mismatch", lang, guild=guild, user=user, balance=balance,
+                total=total))
+    if report.sequences_reset:
+        print(t("cli.migrate.sequences", lang))
+    if not report.ok:
+        print(t("cli.migrate.failed", lang), file=sys.stderr)
+        return 1
+    print(t("cli.migrate.ok", lang, rows=report.rows))
+    return 0
+
+
+def _shard_problem(args: argparse.Namespace) -> tuple[str, dict[str, object]] | None:
+    """The catalogue key (and parameters) of what is wrong with the shard options."""
+    try:
+        ids = [int(x) for x in args.shard_ids.split(",")] if args.shard_ids else None
+    except ValueError:
+        return "cli.shard.bad_ids", {"ids": args.shard_ids}
+    count = args.shard_count
+    if args.auto_shard and (count is not None or ids is not None):
+        return "cli.shard.auto_alone", {}
+    if ids is not None and count is None:
+        return "cli.shard.ids_need_count", {}
+    if count is not None and count < 1:
+        return "cli.shard.bad_count", {}
+    outside = sorted({i for i in ids or [] if not 0 <= i < (count or 1)})
+    if outside:
+        return "cli.shard.outside", {"ids": ", ".join(map(str, outside)),
+                                     "last": (count or 1) - 1}
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    problem = _shard_problem(args)
+    if problem is not None:
+        key, params = problem
+        print(t(key, _lang(), **params), file=sys.stderr)
+        return 2
     from bot import main as run_bot
 
-    return run_bot(shard_count=args.shard_count, shard_ids=args.shard_ids)
+    return run_bot(shard_count=args.shard_count, shard_ids=args.shard_ids,
+                   auto_shard=args.auto_shard)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "simulate":
         return simulate(args)
+    if args.command == "migrate-db":
+        return migrate_db(args)
     if args.command is None:
         args = parser().parse_args(["run", *(argv or [])])
     return run(args)

@@ -42,11 +42,8 @@ def is_admin(interaction: discord.Interaction[Any]) -> bool:
 
 
 def readable_params(code: str, params: dict[str, Any], lang: str) -> dict[str, Any]:
-    """Identifiers in a refusal's parameters as words: a module or a role by its name."""
+    """Identifiers in a refusal's parameters as words: a role id by the role's name."""
     out = dict(params)
-    module = out.get("module")
-    if isinstance(module, str) and has_key(f"signup.module.{module}", lang):
-        out["module"] = t(f"signup.module.{module}", lang)
     name = out.get("name")
     if code == "unknown_role" and isinstance(name, str) and has_key(f"role.{name}.name", lang):
         out["name"] = t(f"role.{name}.name", lang)

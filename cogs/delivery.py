@@ -15,8 +15,10 @@ import discord
 from core.events import Event
 from core.i18n import t
 from core.narrate import team_name
+from core.rules.context import Ctx
+from core.rules.phases import team_access
 from core.storage.outbox import OutboxEntry, RetryAfter
-from core.storage.service import DiscordPatch, GameInfo
+from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo
 
 from .ui.components import day_view, role_view
 from .ui.lobby import signup_embed
@@ -52,6 +54,10 @@ def member_overwrite(writer: bool) -> discord.PermissionOverwrite:
 class Delivery:
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot
+        # Parts of a batch that went out before a later part failed, as (game, ordinal,
+        # step): a retry does not post them again, and the failure is charged to the
+        # entry that failed. In memory only: after a crash they may be posted twice.
+        self._done: set[tuple[int, int, str]] = set()
 
     @property
     def service(self):
@@ -60,11 +66,118 @@ class Delivery:
     async def deliver(self, entry: OutboxEntry) -> None:
         try:
             await self._deliver(entry)
+        except discord.RateLimited as exc:  # discord.py gave up waiting (max_ratelimit_timeout)
+            raise RetryAfter(exc.retry_after) from exc
         except discord.HTTPException as exc:
             if exc.status == 429:
-                retry = getattr(exc, "retry_after", None) or 1.0
-                raise RetryAfter(float(retry)) from exc
+                raise RetryAfter(retry_after(exc)) from exc
             raise
+
+    async def deliver_batch(self, entries: list[OutboxEntry]) -> int:
+        """The OutboxWorker's batch hook: the leading entries made by one command go out
+        together, its announcements in the game channel as ONE message (one embed each)
+        instead of one message per event. Returns how many entries were delivered."""
+        run = same_command(entries)
+        if len(run) < 2:
+            await self.deliver(entries[0])
+            return 1
+        game, first = run[0].game_id, run[0].ordinal
+        self._done = {k for k in self._done if k[0] != game or k[1] >= first}
+        try:
+            await self._deliver_run(run)
+        except Exception as exc:
+            lead = 0
+            for entry in run:
+                if not self._finished(entry):
+                    break
+                lead += 1
+            if lead:  # those went out: the failing part is tried again as the head
+                log.warning("game %s: batch stopped after %s of %s entries: %s",
+                            game, lead, len(run), exc)
+                return lead
+            if isinstance(exc, discord.RateLimited):
+                raise RetryAfter(exc.retry_after) from exc
+            if isinstance(exc, discord.HTTPException) and exc.status == 429:
+                raise RetryAfter(retry_after(exc)) from exc
+            raise
+        return len(run)
+
+    def _did(self, entry: OutboxEntry, step: str) -> bool:
+        return (entry.game_id, entry.ordinal, step) in self._done
+
+    def _mark(self, entries: list[OutboxEntry], step: str) -> None:
+        self._done.update((e.game_id, e.ordinal, step) for e in entries)
+
+    def _finished(self, entry: OutboxEntry) -> bool:
+        event = entry.event()
+        if event is None:
+            return False
+        if event.audience.kind == "team":
+            steps = ["team"]
+        elif event.kind in SIGNUP_EVENTS:
+            steps = ["signup"]
+        else:
+            steps = ["post"] + (["signup"] if event.kind == "game_started" else []) \
+                + (["close"] if event.kind in ("game_over", "cancelled") else [])
+        return all(self._did(entry, step) for step in steps)
+
+    async def _deliver_run(self, run: list[OutboxEntry]) -> None:
+        """What `public_event`/`team_event` do for each event, with the public ones merged:
+        team events first (in order), then the signup refresh, then one message. Parts
+        already done by an earlier, interrupted try are skipped; a failing private channel
+        stops the team events after it, not the game channel's announcements (the error
+        is raised at the end, so it is charged to the entry that failed)."""
+        info = await self.service.info(run[0].game_id)
+        lang = info.language
+        public: list[tuple[OutboxEntry, Event]] = []
+        failed: Exception | None = None
+        for entry in run:
+            event = entry.event()
+            assert event is not None
+            if event.audience.kind != "team":
+                public.append((entry, event))
+            elif failed is None and not self._did(entry, "team"):
+                try:
+                    await self.team_event(info, event)
+                except Exception as exc:
+                    failed = exc
+                    continue
+                self._mark([entry], "team")
+        kinds = {e.kind for _, e in public}
+        signup = [x for x, e in public if e.kind in SIGNUP_EVENTS or e.kind == "game_started"]
+        if signup and not all(self._did(x, "signup") for x in signup):
+            await self.refresh_signup(info)
+            self._mark(signup, "signup")
+        todo = [(x, e) for x, e in public
+                if e.kind not in SIGNUP_EVENTS and not self._did(x, "post")]
+        shown = [e for _, e in todo]
+        if shown:
+            view: discord.ui.View | None = None
+            phase = next((e for e in reversed(shown) if e.kind == "phase_started"), None)
+            if phase is not None:
+                state = await self.service.state(info.id)
+                living = [(p.uid, p.name) for p in state.living()]
+                view = day_view(self.bot, info.id, phase.data["number"]
+                                if phase.data["phase"] == "day" else 0, living, lang)
+            elif "game_started" in kinds:
+                view = role_view(info.id, lang)
+            channel = self._channel(info.channel_id)
+            chunks = embed_chunks([event_embed(e, lang) for e in shown])
+            sent = 0
+            for i, chunk in enumerate(chunks):
+                if i == len(chunks) - 1 and view is not None:
+                    await channel.send(embeds=chunk, view=view)
+                else:
+                    await channel.send(embeds=chunk)
+                self._mark([x for x, _ in todo[sent:sent + len(chunk)]], "post")
+                sent += len(chunk)
+        closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
+        if closing and not all(self._did(x, "close") for x in closing):
+            await self.close_channels(info)
+            self._mark(closing, "close")
+        if failed is not None:
+            raise failed
+        self._done = {k for k in self._done if k[0] != info.id or k[1] > run[-1].ordinal}
 
     async def _deliver(self, entry: OutboxEntry) -> None:
         info = await self.service.info(entry.game_id)
@@ -129,6 +242,13 @@ class Delivery:
         if channel_id is None:
             log.warning("game %s: no channel for team %s yet", info.id, team)
             return
+        guild = self.bot.get_guild(info.guild_id)
+        if guild is not None and guild.get_channel(channel_id) is None:
+            # deleted by someone mid-game: the team still needs its channel
+            log.warning("game %s: channel of %s is gone; opening it again", info.id, team)
+            members, writers = team_access(Ctx(await self.service.state(info.id)), team)
+            await self.ensure_team_channel(info, team, members, writers)
+            channel_id = (await self.service.info(info.id)).private_channels[team]
         await self._channel(channel_id).send(embed=event_embed(event, info.language))
 
     def _guild(self, info: GameInfo) -> discord.Guild:
@@ -205,14 +325,67 @@ class Delivery:
 
     # --- failures ------------------------------------------------------------------------
     async def parked(self, entry: OutboxEntry, error: str) -> None:
-        """A delivery that kept failing: tell the master what could not be delivered."""
+        """A delivery that kept failing: tell the master what could not be delivered, by
+        DM; if his DMs are closed, say in the game channel (without details: the entry
+        may concern a private channel) that something could not be delivered."""
+        info = await self.service.info(entry.game_id)
+        event = entry.event()
+        what = event.kind if event else entry.kind
         try:
-            info = await self.service.info(entry.game_id)
             user = await self.bot.fetch_user(info.master_id)
-            event = entry.event()
-            what = event.kind if event else entry.kind
             await user.send(t("delivery.parked", info.language, game=info.title, what=what,
                               error=error[:200]))
+            return
+        except discord.HTTPException as exc:
+            log.warning("game %s: cannot DM the master (%s); trying the game channel",
+                        entry.game_id, exc)
+        try:
+            await self._channel(info.channel_id).send(
+                t("delivery.parked_public", info.language, master=f"<@{info.master_id}>",
+                  game=info.title),
+                allowed_mentions=discord.AllowedMentions(users=True))
         except discord.HTTPException:
-            log.error("game %s: could not tell the master about parked entry %s",
-                      entry.game_id, entry.key)
+            log.error("game %s: could not tell the master about parked entry %s (%s)",
+                      entry.game_id, entry.key, what)
+
+
+def same_command(entries: list[OutboxEntry]) -> list[OutboxEntry]:
+    """The leading event entries written by the same command (same log number)."""
+    first = entries[0]
+    if first.kind != EVENT_KIND:
+        return [first]
+    seq = first.payload.get("seq")
+    run = [first]
+    for entry in entries[1:]:
+        if entry.kind != EVENT_KIND or entry.payload.get("seq") != seq:
+            break
+        run.append(entry)
+    return run
+
+
+def embed_chunks(embeds: list[discord.Embed], *, most: int = 10,
+                 budget: int = 5500) -> list[list[discord.Embed]]:
+    """Split embeds into messages within Discord's limits (10 embeds, 6000 characters)."""
+    chunks: list[list[discord.Embed]] = []
+    size = 0
+    for embed in embeds:
+        n = len(embed)
+        if not chunks or len(chunks[-1]) >= most or size + n > budget:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(embed)
+        size += n
+    return chunks
+
+
+def retry_after(exc: discord.HTTPException) -> float:
+    """The wait Discord asked for after a 429 discord.py stopped retrying."""
+    headers = getattr(exc.response, "headers", None) or {}
+    for name in ("Retry-After", "retry-after", "X-RateLimit-Reset-After"):
+        try:
+            value = float(headers[name])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if value > 0:
+            return value
+    return 1.0

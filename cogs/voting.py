@@ -24,6 +24,10 @@ async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target:
     state = await bot.service.state(game_id)
     if day is not None and (state.number != day or state.phase.value != "day"):
         raise RuleError("menu_expired")
+    if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
+        from bot import saw_phase
+
+        saw_phase(game_id, state)
     perms = interaction.permissions
     applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
                                            shout=shout, admin=bool(perms.manage_guild)))

@@ -18,6 +18,10 @@ class _Cmd(BaseModel):
     # games so the engine can refuse what a player cannot pay.
     funds: dict[int, int] = Field(default_factory=dict)
 
+    def reads_funds(self) -> bool:
+        """Whether the engine may look at `funds` (the service reads wallets only then)."""
+        return False
+
 
 class Join(_Cmd):
     kind: Literal["join"] = "join"
@@ -57,6 +61,9 @@ class Vote(_Cmd):
     target: int
     shout: bool = False  # spell "Shout" (shop module): adds the base weight
 
+    def reads_funds(self) -> bool:
+        return self.shout
+
 
 class Buy(_Cmd):
     """Buy an item (evening), or order it during the day, optionally 'if X is hanged'."""
@@ -66,12 +73,18 @@ class Buy(_Cmd):
     against: str | None = Field(default=None, max_length=40)  # protection: attacker kind
     if_hanged: int | None = None
 
+    def reads_funds(self) -> bool:
+        return True
+
 
 class Cast(_Cmd):
     kind: Literal["cast"] = "cast"
     spell: str = Field(max_length=40)
     target: int
     if_hanged: int | None = None
+
+    def reads_funds(self) -> bool:
+        return True
 
 
 class Unvote(_Cmd):
@@ -104,6 +117,9 @@ class Advance(_Cmd):
 
     kind: Literal["advance"] = "advance"
     deadline: bool = False
+
+    def reads_funds(self) -> bool:
+        return True
 
 
 class Extend(_Cmd):
@@ -138,6 +154,9 @@ class Thank(_Cmd):
 
     kind: Literal["thank"] = "thank"
     premium: int = Field(default=0, ge=0, le=100_000)
+
+    def reads_funds(self) -> bool:
+        return True
 
 
 class Anon(_Cmd):

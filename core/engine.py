@@ -39,11 +39,17 @@ def create_game(
 
 def apply(state: GameState, cmd: c.Command) -> Outcome:
     """Apply one command; raise RuleError (state untouched) if the rules refuse it."""
-    ctx = Ctx(state.model_copy(deep=True))
+    ctx = Ctx(copy_state(state))
     handler = _HANDLERS[type(cmd)]
     handler(ctx, cmd)
     ctx.state.seq += 1
     return Outcome(ctx.state, ctx.events)
+
+
+def copy_state(state: GameState) -> GameState:
+    """A private copy for the handlers to change: a JSON round trip, as the state is
+    stored, which pydantic-core does several times faster than copy.deepcopy."""
+    return GameState.model_validate_json(state.model_dump_json())
 
 
 # --- guards ------------------------------------------------------------------

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.events import Event
-from core.i18n import t
+from core.i18n import has_key, t
 
 Names = Callable[[int], str]
 When = Callable[[str], str]  # ISO timestamp -> how this medium shows a moment
@@ -20,7 +20,7 @@ def _iso_minutes(value: str) -> str:
     return value[:16].replace("T", " ") + " UTC"
 
 _PLAYER_KEYS = ("uid", "voter", "target", "actor", "fallback", "previous", "old", "new", "by",
-                "acting", "hanged")
+                "acting", "hanged", "master")
 
 
 def role_name(role: str | None, lang: str) -> str:
@@ -40,7 +40,7 @@ def votes(halves: int, lang: str) -> str:
 def params(event: Event, names: Names, lang: str, when: When = _iso_minutes) -> dict[str, Any]:
     """Event data made readable: ids become names, roles and causes become words."""
     data = dict(event.data)
-    out: dict[str, Any] = dict(data)
+    out: dict[str, Any] = {k: "—" if v is None else v for k, v in data.items()}
     if isinstance(data.get("deadline"), str):
         out["deadline"] = when(data["deadline"])
     for key in _PLAYER_KEYS:
@@ -59,6 +59,13 @@ def params(event: Event, names: Names, lang: str, when: When = _iso_minutes) -> 
         out["winners"] = ", ".join(team_name(w, lang) for w in data["winners"]) or "—"
     if "total" in data and isinstance(data["total"], int):
         out["total"] = votes(data["total"], lang)
+    if isinstance(data.get("module"), str):
+        out["module"] = t(f"signup.module.{data['module']}", lang)
+    for key in ("item", "spell"):  # an evening purchase may be an item or a night spell
+        value = data.get(key)
+        if isinstance(value, str):
+            out[key] = t(f"item.{value}.name" if has_key(f"item.{value}.name")
+                         else f"spell.{value}.name", lang)
     return out
 
 

@@ -97,6 +97,8 @@ def card(state: GameState, uid: int) -> Card:
     for team, members in phases.teams(ctx).items():
         if uid in members:
             c.teams.append(team)
+            if team == phases.GRAVEYARD:  # shared by the dead: tells nobody's role
+                continue
             for m in members:
                 q = state.player(m)
                 if m != uid and q is not None and all(x.uid != m for x in c.mates):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import os
+import secrets
+import threading
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import pytest
 import pytest_asyncio
@@ -12,14 +17,140 @@ import pytest_asyncio
 if TYPE_CHECKING:
     from core.storage.service import GameService
 
+T = TypeVar("T")
+
 # --- storage (core/storage) ---------------------------------------------------------
-# One temp-file SQLite database per test; init_db/close_db bracket the test inside its
-# own event loop, so no Tortoise context leaks from one test into the next.
+# Every storage test runs twice: on a temp-file SQLite database and on a fresh, empty
+# PostgreSQL schema (CREATE SCHEMA mafia_test_<random>, dropped afterwards; the URL
+# carries ?schema=..., which the app supports too) in the database MAFIA_TEST_POSTGRES
+# (default postgres://postgres@127.0.0.1:5432/postgres). A schema costs milliseconds
+# where CREATE DATABASE costs a quarter second; tests that need a whole database of
+# their own (none so far) can use new_postgres_database().
+# The postgres runs skip when no server answers, unless CI is set (CI=true): then a
+# missing server is a failure, so CI can never go green by skipping them.
+# `-m "not postgres"` runs only the SQLite half. init_db/close_db bracket each test
+# inside its own event loop, so no Tortoise context leaks from one test into the next.
+
+PG_ADMIN_URL = os.environ.get("MAFIA_TEST_POSTGRES",
+                              "postgres://postgres@127.0.0.1:5432/postgres")
+_pg_problem: list[str | None] = []  # cached once per session: None = the server answers
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "postgres: needs the PostgreSQL server of MAFIA_TEST_POSTGRES "
+        "(skipped when none answers, unless CI=true)")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, whether or not a loop is running."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+def _dsn(url: str) -> str:
+    return url.replace("postgres://", "postgresql://", 1)
+
+
+async def _admin(statement: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(_dsn(PG_ADMIN_URL), timeout=5)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+def require_postgres() -> None:
+    """Skip (or, in CI, fail) the test when the PostgreSQL server does not answer."""
+    if not _pg_problem:
+        try:
+            import asyncpg  # noqa: F401
+
+            run_sync(_admin("SELECT 1"))
+            _pg_problem.append(None)
+        except Exception as exc:
+            _pg_problem.append(f"no PostgreSQL at {PG_ADMIN_URL}: {type(exc).__name__}: {exc}")
+    problem = _pg_problem[0]
+    if problem is not None:
+        if in_ci():
+            pytest.fail(f"{problem} (CI=true: PostgreSQL tests must run, not skip)")
+        pytest.skip(problem)
+
+
+def new_postgres_schema() -> str:
+    """CREATE a fresh, empty schema on the test server; returns a URL that uses it."""
+    require_postgres()
+    name = f"mafia_test_{secrets.token_hex(6)}"
+    run_sync(_admin(f'CREATE SCHEMA "{name}"'))
+    parts = urlsplit(PG_ADMIN_URL)
+    query = "&".join(q for q in (parts.query, f"schema={name}") if q)
+    return urlunsplit(parts._replace(query=query))
+
+
+def drop_postgres_schema(url: str) -> None:
+    name = parse_qs(urlsplit(url).query)["schema"][-1]
+    assert name.startswith("mafia_test_"), url
+    run_sync(_admin(f'DROP SCHEMA IF EXISTS "{name}" CASCADE'))
+
+
+def new_postgres_database() -> str:
+    """CREATE a fresh, empty database on the test server; returns its URL."""
+    require_postgres()
+    name = f"mafia_test_{secrets.token_hex(6)}"
+    run_sync(_admin(f'CREATE DATABASE "{name}"'))
+    return urlunsplit(urlsplit(PG_ADMIN_URL)._replace(path=f"/{name}"))
+
+
+def drop_postgres_database(url: str) -> None:
+    name = urlsplit(url).path.lstrip("/")
+    assert name.startswith("mafia_test_"), url
+    run_sync(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture
-def storage_url(tmp_path: Path) -> str:
-    return f"sqlite://{tmp_path / 'storage' / 'mafia.db'}"
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL schema for this test alone (dropped afterwards)."""
+    url = new_postgres_schema()
+    try:
+        yield url
+    finally:
+        drop_postgres_schema(url)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def storage_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def storage_url(storage_backend: str, tmp_path: Path) -> Iterator[str]:
+    """An empty database of each backend in turn (see the section comment)."""
+    if storage_backend == "sqlite":
+        yield f"sqlite://{tmp_path / 'storage' / 'mafia.db'}"
+        return
+    url = new_postgres_schema()
+    try:
+        yield url
+    finally:
+        drop_postgres_schema(url)
 
 
 @pytest_asyncio.fixture

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,8 +26,14 @@ from core.storage.soak import create_sim_game, play_stored
 SIZES = (6, 8, 10, 12, 14)
 
 
+_out = threading.Lock()
+
+
 def ack(applied: Applied) -> None:
-    print(f"ACK {applied.game_id} {applied.seq}", flush=True)
+    # Called from the agents' threads: one write per line, or lines interleave.
+    with _out:
+        sys.stdout.write(f"ACK {applied.game_id} {applied.seq}\n")
+        sys.stdout.flush()
 
 
 async def main(url: str, games: int, seed: int) -> None:

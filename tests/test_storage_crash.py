@@ -76,8 +76,8 @@ async def check_database(url: str, acked: dict[int, int]) -> list[Game]:
         await close_db()
 
 
-async def test_sigkill_never_loses_an_acknowledged_command(tmp_path: Path) -> None:
-    url = f"sqlite://{tmp_path / 'crash' / 'mafia.db'}"
+async def test_sigkill_never_loses_an_acknowledged_command(storage_url: str) -> None:
+    url = storage_url  # SQLite file, then a PostgreSQL database (tests/conftest.py)
     rng = random.Random(20260101)
     acked: dict[int, int] = {}
     kills = 0

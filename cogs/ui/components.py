@@ -3,6 +3,7 @@ working after a restart (registered with `bot.add_dynamic_items` in setup_hook).
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -16,16 +17,20 @@ if TYPE_CHECKING:
     from bot import MafiaBot
 
 MAX_OPTIONS = 25
+log = logging.getLogger("mafia")
 
 
 async def _guarded(interaction: discord.Interaction[Any], work: Any) -> None:
-    """Component callbacks report refusals like commands do."""
+    """Component callbacks report refusals and failures like commands do (MafiaTree)."""
     from cogs.base import send_error
 
     try:
         await work
     except RuleError as err:
         await send_error(interaction, err)
+    except Exception:
+        log.exception("component %s failed", (interaction.data or {}).get("custom_id"))
+        await send_error(interaction, RuleError("internal_error"))
 
 
 class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],

@@ -196,8 +196,9 @@ def item_name(kind: str, against: str | None, lang: str) -> str:
 
 
 def attacker_name(kind: str, lang: str) -> str:
+    """Who a protection is against, in the genitive: "Защита от клана 1 / от убийцы"."""
     if kind.startswith("mafia:"):
-        return team_name(f"clan:{kind.split(':')[1]}", lang)
+        return t("attacker.clan", lang, number=kind.split(":")[1])
     return t(f"role.{kind}.genitive", lang)
 
 

@@ -17,7 +17,6 @@ from core.rules.setup import composition_for
 from core.rules.victory import verdict
 from core.state import Clan, Death, DeathCause, PhaseKind, Player, TurnMark
 
-
 # --- teams (private channels) ----------------------------------------------
 GRAVEYARD = "graveyard"  # a channel of the dead, not a team anyone knows the roles of
 

@@ -3,13 +3,19 @@
 The ORM context is registered as Tortoise's *global fallback* so every task
 (discord.py spawns its own) sees the same connections without relying on
 contextvars being inherited from whoever called `init_db`.
+
+Several processes may start at once on one database (shards): on PostgreSQL the
+migrations run under an advisory lock, on SQLite a process that lost the race
+retries and then finds the schema already there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
+from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.backends.base.executor import EXECUTOR_CACHE
 from tortoise.context import TortoiseContext
 from tortoise.migrations.executor import MigrationExecutor
@@ -19,18 +25,50 @@ from core.settings import database_config
 log = logging.getLogger(__name__)
 
 _context: TortoiseContext | None = None
+_MIGRATION_LOCK = 0x6D61666961  # pg_advisory_lock key: "mafia"
+_MIGRATION_TRIES = 3
 
 
 async def migrate(config: dict[str, Any]) -> None:
     """Apply every migration in core/storage/migrations not yet recorded in the database."""
     assert _context is not None
-    connection = _context.db("default")
+    await migrate_connection(_context.db("default"), config["connections"]["default"],
+                             config["apps"])
+
+
+async def migrate_connection(connection: BaseDBAsyncClient, connection_config: dict[str, Any],
+                             apps: dict[str, Any]) -> None:
+    """Migrate one open connection (`connection_config`: its entry in the Tortoise config)."""
 
     def progress(event: str, app: str, name: str) -> None:
         if event == "apply_done":
             log.info("database migration applied: %s.%s", app, name)
 
-    await MigrationExecutor(connection, config["apps"]).migrate(progress=progress)
+    async def run() -> None:
+        await MigrationExecutor(connection, apps).migrate(progress=progress)
+
+    postgres = connection_config["engine"] == "tortoise.backends.asyncpg"
+    for attempt in range(_MIGRATION_TRIES):
+        try:
+            if postgres:
+                async with connection.acquire_connection() as raw:
+                    await raw.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+                    try:
+                        schema = connection_config["credentials"].get("schema")
+                        if schema:  # ?schema=name: the tables go there; create it once
+                            quoted = str(schema).replace('"', '""')
+                            await raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{quoted}"')
+                        await run()
+                    finally:
+                        await raw.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+            else:
+                await run()
+            return
+        except Exception:
+            if postgres or attempt == _MIGRATION_TRIES - 1:
+                raise
+            log.warning("database migration collided with another process; retrying")
+            await asyncio.sleep(0.2 * (attempt + 1))
 
 
 async def init_db(url: str, *, run_migrations: bool = True) -> TortoiseContext:

@@ -21,7 +21,7 @@ from typing import Any
 
 from core.events import Event
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
-from core.storage.service import EVENT_KIND, GameService
+from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.timing import doze, utcnow
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,9 @@ class OutboxEntry:
 
 
 Deliver = Callable[[OutboxEntry], Awaitable[None]]
+# Given a game's next due entries in order, deliver a prefix of them (at least the first)
+# and say how many: lets the deliverer send one message for several entries.
+DeliverBatch = Callable[[list[OutboxEntry]], Awaitable[int]]
 NotifyParked = Callable[[OutboxEntry, str], Awaitable[None]]
 
 
@@ -74,10 +77,18 @@ class OutboxWorker:
         max_attempts: int = 8, backoff: Callable[[int], float] | None = None,
         now: Callable[[], datetime] = utcnow, poll_interval: float = 30.0,
         max_concurrent: int = 16, service: GameService | None = None,
+        deliver_batch: DeliverBatch | None = None, batch_size: int = 10,
+        owns: GuildFilter | None = None,
     ) -> None:
         """`service`, if given, wakes the worker whenever it commits new entries;
-        `max_concurrent` bounds deliveries in flight across all games."""
+        `max_concurrent` bounds deliveries in flight across all games. With
+        `deliver_batch`, up to `batch_size` due entries of a game are offered at once
+        and those it consumed are marked delivered together. `owns` (default: the
+        service's) limits the worker to games of the guilds this process serves:
+        shards sharing one database never deliver (or reorder) each other's entries."""
         self._deliver = deliver
+        self._deliver_batch = deliver_batch
+        self._batch_size = max(1, batch_size) if deliver_batch is not None else 1
         self._notify_parked = notify_parked
         self._max_attempts = max_attempts
         self._backoff = backoff or exponential_backoff()
@@ -89,6 +100,7 @@ class OutboxWorker:
         self._slots = asyncio.Semaphore(max_concurrent)
         self.delivered = 0
         self.parked = 0
+        self._owns = owns if owns is not None or service is None else service.owns
         if service is not None:
             service.outbox_listeners.append(self.wake)
 
@@ -115,7 +127,7 @@ class OutboxWorker:
         loop = asyncio.get_running_loop()
         end = loop.time() + within
         while loop.time() < end:
-            due = await Outbox.filter(status=PENDING, next_attempt_at__lte=self._now()).exists()
+            due = await self._pending_games(next_attempt_at__lte=self._now())
             if not due and not self._serving:
                 return
             self.wake()
@@ -131,30 +143,46 @@ class OutboxWorker:
         while True:
             self._wake.clear()
             try:
-                games = await Outbox.filter(status=PENDING).distinct() \
-                    .values_list("game_id", flat=True)
+                games = await self._pending_games()
             except Exception:
                 log.exception("outbox scan failed")
                 games = []
-            for game_id in games:
-                gid = int(game_id)  # type: ignore[call-overload]
+            for gid in games:
                 if gid not in self._serving:
                     self._serving[gid] = asyncio.create_task(self._serve(gid))
             await doze(self._wake, self._poll)
+
+    async def _pending_games(self, **filters: Any) -> list[int]:
+        """Games (of owned guilds) with pending entries matching `filters`."""
+        query = Outbox.filter(status=PENDING, **filters).distinct()
+        if self._owns is None:
+            return [int(g) for g in await query.values_list("game_id", flat=True)]  # type: ignore[call-overload]
+        owns = self._owns
+        rows = await query.values_list("game_id", "game__guild_id")
+        return [int(g) for g, guild in rows if owns(int(guild))]
 
     async def _serve(self, game_id: int) -> None:
         """Deliver one game's entries strictly in ordinal order until none is due."""
         try:
             while True:
-                head = await Outbox.filter(game_id=game_id, status=PENDING) \
-                    .order_by("ordinal").first()
-                if head is None:
+                rows = await Outbox.filter(game_id=game_id, status=PENDING) \
+                    .order_by("ordinal").limit(self._batch_size)
+                if not rows:
                     return
+                head = rows[0]
                 wait = (head.next_attempt_at - self._now()).total_seconds()
                 if wait > 0:
                     await asyncio.sleep(min(wait, self._poll))
                     continue
-                await self._attempt(head)
+                due = [head]
+                for row in rows[1:]:
+                    if row.next_attempt_at > self._now():
+                        break
+                    due.append(row)
+                if len(due) > 1:
+                    await self._attempt_batch(due)
+                else:
+                    await self._attempt(head)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -165,8 +193,7 @@ class OutboxWorker:
             self._wake.set()  # rescan: entries may have arrived while we were finishing
 
     async def _attempt(self, row: Outbox) -> None:
-        entry = OutboxEntry(id=row.id, game_id=row.game_id, ordinal=row.ordinal,  # type: ignore[attr-defined]
-                            kind=row.kind, payload=json.loads(row.payload), attempts=row.attempts)
+        entry = _entry(row)
         try:
             async with self._slots:
                 await self._deliver(entry)
@@ -183,6 +210,28 @@ class OutboxWorker:
         row.status, row.delivered_at = DELIVERED, self._now()
         await row.save(update_fields=["status", "delivered_at"])
         self.delivered += 1
+
+    async def _attempt_batch(self, rows: list[Outbox]) -> None:
+        """Offer several due entries; a failure counts against the first one only."""
+        assert self._deliver_batch is not None
+        entries = [_entry(row) for row in rows]
+        head, first = rows[0], entries[0]
+        try:
+            async with self._slots:
+                taken = max(1, min(len(rows), await self._deliver_batch(entries)))
+        except asyncio.CancelledError:
+            raise
+        except RetryAfter as exc:
+            head.next_attempt_at = self._now() + timedelta(seconds=exc.seconds)
+            head.last_error = str(exc)
+            await head.save(update_fields=["next_attempt_at", "last_error"])
+            return
+        except Exception as exc:
+            await self._failed(head, first, f"{type(exc).__name__}: {exc}")
+            return
+        await Outbox.filter(id__in=[row.id for row in rows[:taken]]) \
+            .update(status=DELIVERED, delivered_at=self._now())
+        self.delivered += taken
 
     async def _failed(self, row: Outbox, entry: OutboxEntry, error: str) -> None:
         row.attempts += 1
@@ -206,3 +255,8 @@ class OutboxWorker:
             except Exception:
                 log.exception("notify_parked failed for outbox %s of game %s",
                               entry.ordinal, entry.game_id)
+
+
+def _entry(row: Outbox) -> OutboxEntry:
+    return OutboxEntry(id=row.id, game_id=row.game_id, ordinal=row.ordinal,  # type: ignore[attr-defined]
+                       kind=row.kind, payload=json.loads(row.payload), attempts=row.attempts)

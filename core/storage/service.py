@@ -6,6 +6,14 @@ the bot sends after `apply` can never describe a change that a crash undoes,
 and nothing the players were told can be missing from the log. Commands on one
 game are serialized by a per-game lock; different games never wait for each
 other (except for the database's own short write lock).
+
+Across processes (sharded bots on one database) each process serves only the
+guilds it `owns`: its scheduler and outbox worker never touch another shard's
+games, so in practice one game has one writer. Should two writers still meet
+(a DM handled by shard 0 for a game of another shard, the CLI), the guarded
+UPDATE on the game's `seq` turns the loser's commit into a retry, never a lost
+or doubled command; lock conflicts the database reports (a unique key two
+transactions raced for, a deadlock, a busy SQLite file) are retried the same way.
 """
 
 from __future__ import annotations
@@ -13,15 +21,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.exceptions import IntegrityError
+from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from core import engine
@@ -36,8 +46,13 @@ from core.storage.wallets import currency_hook, stamp_funds
 log = logging.getLogger(__name__)
 
 DeadlineListener = Callable[[int, datetime | None], None]
+GuildFilter = Callable[[int], bool]  # guild id -> does this process serve it?
 OutboxListener = Callable[[], None]
 EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
+ATTEMPTS = 5  # tries of one command when another writer or a lock conflict intervenes
+# PostgreSQL SQLSTATEs that mean "run the transaction again": serialization failure,
+# deadlock detected.
+_RETRY_SQLSTATES = frozenset({"40001", "40P01"})
 T = TypeVar("T")
 
 
@@ -144,7 +159,28 @@ class ReplayMismatch(AssertionError):
 
 
 class _Stale(Exception):
-    """Another writer (another process) changed the game since we loaded it."""
+    """Another writer (another process) changed the game since we loaded it, or the
+    database refused the transaction for a conflict a retry resolves (__cause__)."""
+
+
+def _conflict(exc: BaseException) -> bool:
+    """A failure that running the same transaction again can cure."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, IntegrityError):
+            return True  # e.g. two games opening the same wallet at once
+        if getattr(seen, "sqlstate", None) in _RETRY_SQLSTATES:
+            return True
+        if "database is locked" in str(seen):  # SQLite busy beyond its timeout
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+async def _backoff(attempt: int) -> None:
+    await asyncio.sleep(random.uniform(0, 0.005 * 2 ** attempt))
 
 
 @dataclass
@@ -153,16 +189,25 @@ class _Slot:
     state: GameState | None = None
     outbox_seq: int = 0
     guild_id: int = 0
+    # The game's row as GameInfo, valid only while `state` is cached: both are read
+    # together (under the lock) and written through on every commit of this service.
+    info: GameInfo | None = None
 
 
 class GameService:
     """Create games, apply commands durably, answer the bot's lookups, replay the log."""
 
     def __init__(self, *, route: Callable[[Event], bool] = default_route,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+                 clock: Callable[[], datetime] = utcnow, owns: GuildFilter | None = None) -> None:
+        """`owns` (None: every guild) limits what this process serves: active_games,
+        pending_deadlines and the deadline listeners see only games of guilds it owns,
+        and an OutboxWorker built on this service delivers only their entries
+        (see core.storage.sharding.guild_filter for Discord's shard rule)."""
         self._route = route
         self._clock = clock
+        self.owns = owns
         self._slots: dict[int, _Slot] = {}
+        self._channels: dict[int, int] = {}  # channel id -> id of a game seen running there
         self._create_lock = asyncio.Lock()
         self.deadline_listeners: list[DeadlineListener] = []
         self.outbox_listeners: list[OutboxListener] = []
@@ -182,10 +227,10 @@ class GameService:
         now = self._clock()
 
         async def insert() -> int:
+            # Insert first (the unique active_channel_id says whether the channel is
+            # free): a transaction that starts by writing takes SQLite's write lock at
+            # once, where read-then-write could fail when another process wrote between.
             async with in_transaction() as conn:
-                existing = await Game.filter(active_channel_id=channel_id).using_db(conn).first()
-                if existing is not None:
-                    raise RuleError("channel_has_game", game=existing.id)
                 game = await Game.create(
                     using_db=conn, guild_id=guild_id, channel_id=channel_id,
                     active_channel_id=channel_id, master_id=master_id, title=title,
@@ -200,10 +245,18 @@ class GameService:
         async with self._create_lock:
             try:
                 game_id, cancelled = await _settle(insert())
-            except IntegrityError as exc:  # another process won the race for the channel
-                raise RuleError("channel_has_game") from exc
+            except IntegrityError as exc:  # the channel has a running game
+                existing = await Game.get_or_none(active_channel_id=channel_id)
+                if existing is None:
+                    raise  # another constraint: a bug or a broken database, not a refusal
+                raise RuleError("channel_has_game", game=existing.id) from exc
         slot = self._slot(game_id)
         slot.state, slot.outbox_seq, slot.guild_id = state, len(rows_json), guild_id
+        slot.info = self._seen(GameInfo(
+            id=game_id, guild_id=guild_id, channel_id=channel_id, master_id=master_id,
+            title=title, phase=state.phase, active=True, deadline=state.deadline, seq=state.seq,
+            language=language or state.options.language, signup_message_id=None,
+            category_id=None, private_channels={}))
         if rows_json:
             self._notify_outbox()
         if cancelled:
@@ -222,7 +275,7 @@ class GameService:
         columns = discord.columns() if discord else {}
         slot = self._slot(game_id)
         async with slot.lock:
-            for _ in range(3):
+            for attempt in range(ATTEMPTS):
                 old = await self._loaded(game_id, slot)
                 if old.options.currency:
                     command = await stamp_funds(slot.guild_id, old, command)
@@ -236,19 +289,36 @@ class GameService:
                 try:
                     written, cancelled = await _settle(
                         self._commit(game_id, slot, old, out, command, extra, columns))
-                except _Stale:
+                except _Stale as stale:
                     slot.state = None
+                    if stale.__cause__ is not None:  # a database conflict, not a new seq
+                        if attempt == ATTEMPTS - 1:
+                            raise stale.__cause__ from None
+                        await _backoff(attempt)
                     continue
+                except RuleError as refusal:  # a commit hook refused; nothing was written
+                    if refusal.code == "not_enough_lira" and attempt < ATTEMPTS - 1 \
+                            and command.reads_funds() \
+                            and (await stamp_funds(slot.guild_id, old, command)).funds \
+                            != command.funds:
+                        continue  # another game spent the wallet since we read it: decide anew
+                    slot.state = None
+                    raise
                 except BaseException:
                     slot.state = None
                     raise
                 slot.state = out.state
                 slot.outbox_seq += written
+                if slot.info is not None:
+                    slot.info = _patched(replace(
+                        slot.info, phase=out.state.phase, active=not out.state.over,
+                        deadline=out.state.deadline, seq=out.state.seq), discord)
                 break
             else:
                 raise RuntimeError(f"game {game_id} keeps changing under us")
         new = out.state
-        if new.deadline != old.deadline or new.over != old.over:
+        if (new.deadline != old.deadline or new.over != old.over) \
+                and self.owned(slot.guild_id):
             self._notify_deadline(game_id, None if new.over else new.deadline)
         if written:
             self._notify_outbox()
@@ -264,26 +334,37 @@ class GameService:
         slot = self._slot(game_id)
 
         async def write() -> None:
-            async with in_transaction() as conn:
-                n = await Game.filter(id=game_id, outbox_seq=slot.outbox_seq).using_db(conn) \
-                    .update(outbox_seq=slot.outbox_seq + len(extra), updated_at=self._clock(),
-                            **columns)
-                if n != 1:
-                    raise _Stale()
-                await _write_outbox(conn, game_id, slot.outbox_seq, extra, self._clock())
+            try:
+                async with in_transaction() as conn:
+                    n = await Game.filter(id=game_id, outbox_seq=slot.outbox_seq) \
+                        .using_db(conn).update(outbox_seq=slot.outbox_seq + len(extra),
+                                               updated_at=self._clock(), **columns)
+                    if n != 1:
+                        raise _Stale()
+                    await _write_outbox(conn, game_id, slot.outbox_seq, extra, self._clock())
+            except Exception as exc:
+                if _conflict(exc):
+                    raise _Stale() from exc
+                raise
 
         async with slot.lock:
-            for _ in range(3):
+            for attempt in range(ATTEMPTS):
                 await self._loaded(game_id, slot)
                 try:
                     _, cancelled = await _settle(write())
-                except _Stale:
+                except _Stale as stale:
                     slot.state = None
+                    if stale.__cause__ is not None:
+                        if attempt == ATTEMPTS - 1:
+                            raise stale.__cause__ from None
+                        await _backoff(attempt)
                     continue
                 except BaseException:
                     slot.state = None
                     raise
                 slot.outbox_seq += len(extra)
+                if slot.info is not None:
+                    slot.info = _patched(slot.info, patch)
                 break
             else:
                 raise RuntimeError(f"game {game_id} keeps changing under us")
@@ -307,23 +388,30 @@ class GameService:
         }
         if new.over:
             values["active_channel_id"] = None  # frees the channel for the next game
-        async with in_transaction() as conn:
-            n = await Game.filter(id=game_id, seq=old.seq, outbox_seq=slot.outbox_seq) \
-                .using_db(conn).update(**values)
-            if n != 1:
-                raise _Stale()
-            await EventLog.create(using_db=conn, game_id=game_id, seq=new.seq,
-                                  command=command_json, events=events_json)
-            await _write_outbox(conn, game_id, slot.outbox_seq, rows, now)
-            if [p.uid for p in old.players] != [p.uid for p in new.players]:
-                await _seat_players(conn, game_id, slot.guild_id, new)
-            if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
-                await _count_stats(conn, slot.guild_id, new)
-            if self.commit_hooks:
-                commit = Commit(game_id=game_id, guild_id=slot.guild_id, command=command,
-                                old=old, new=new, events=out.events)
-                for hook in self.commit_hooks:
-                    await hook(conn, commit)
+        try:
+            async with in_transaction() as conn:
+                n = await Game.filter(id=game_id, seq=old.seq, outbox_seq=slot.outbox_seq) \
+                    .using_db(conn).update(**values)
+                if n != 1:
+                    raise _Stale()
+                await EventLog.create(using_db=conn, game_id=game_id, seq=new.seq,
+                                      command=command_json, events=events_json)
+                await _write_outbox(conn, game_id, slot.outbox_seq, rows, now)
+                if [p.uid for p in old.players] != [p.uid for p in new.players]:
+                    await _seat_players(conn, game_id, slot.guild_id, new)
+                if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
+                    await _count_stats(conn, slot.guild_id, new)
+                if self.commit_hooks:
+                    commit = Commit(game_id=game_id, guild_id=slot.guild_id, command=command,
+                                    old=old, new=new, events=out.events)
+                    for hook in self.commit_hooks:
+                        await hook(conn, commit)
+        except (_Stale, RuleError):
+            raise
+        except Exception as exc:
+            if _conflict(exc):
+                raise _Stale() from exc
+            raise
         return len(rows)
 
     # --- reading ---------------------------------------------------------------
@@ -336,15 +424,22 @@ class GameService:
             return await self._loaded(game_id, slot)
 
     async def info(self, game_id: int) -> GameInfo:
+        cached = self._cached_info(game_id)
+        if cached is not None:
+            return cached
         row = await Game.get_or_none(id=game_id)
         if row is None:
             raise GameNotFound(game_id)
-        return GameInfo.of(row)
+        return self._seen(GameInfo.of(row))
 
     async def game_in_channel(self, channel_id: int) -> GameInfo | None:
         """The game running in this channel, if any."""
+        game_id = self._channels.get(channel_id)
+        cached = self._cached_info(game_id) if game_id is not None else None
+        if cached is not None and cached.active and cached.channel_id == channel_id:
+            return cached
         row = await Game.get_or_none(active_channel_id=channel_id)
-        return GameInfo.of(row) if row else None
+        return self._seen(GameInfo.of(row)) if row else None
 
     async def last_game_in_channel(self, channel_id: int) -> GameInfo | None:
         """The latest game of this channel, running or over (for /thank, /role after it)."""
@@ -358,13 +453,22 @@ class GameService:
             query = query.filter(guild_id=guild_id)
         return [GameInfo.of(r) for r in await query.order_by("id").distinct()]
 
+    def owned(self, guild_id: int) -> bool:
+        """Whether this process serves the guild (always, unless sharded)."""
+        return self.owns is None or self.owns(guild_id)
+
     async def active_games(self) -> list[GameInfo]:
-        return [GameInfo.of(r) for r in await Game.filter(active=True).order_by("id")]
+        """Running games of the guilds this process owns, oldest first."""
+        rows = await Game.filter(active=True).order_by("id")
+        return [GameInfo.of(r) for r in rows if self.owned(r.guild_id)]
 
     async def pending_deadlines(self) -> dict[int, datetime]:
-        """game id -> deadline of every running game that has one (the scheduler's start)."""
-        rows = await Game.filter(active=True, deadline__isnull=False).values_list("id", "deadline")
-        return {int(gid): dl for gid, dl in rows if isinstance(dl, datetime)}
+        """game id -> deadline of every running game (of an owned guild) that has one:
+        the scheduler's start."""
+        rows = await Game.filter(active=True, deadline__isnull=False) \
+            .values_list("id", "guild_id", "deadline")
+        return {int(gid): dl for gid, guild, dl in rows
+                if isinstance(dl, datetime) and self.owned(int(guild))}
 
     async def log(self, game_id: int) -> list[tuple[int, Command, list[Event]]]:
         """The game's EventLog in order: (seq, command, events)."""
@@ -409,6 +513,18 @@ class GameService:
         for slot in slots:
             slot.state = None
 
+    def _cached_info(self, game_id: int) -> GameInfo | None:
+        """The cached GameInfo, while the game's state is cached too (else None)."""
+        slot = self._slots.get(game_id)
+        if slot is None or slot.state is None:
+            return None
+        return slot.info
+
+    def _seen(self, info: GameInfo) -> GameInfo:
+        if info.active:
+            self._channels[info.channel_id] = info.id
+        return info
+
     def _slot(self, game_id: int) -> _Slot:
         slot = self._slots.get(game_id)
         if slot is None:
@@ -422,6 +538,7 @@ class GameService:
                 raise GameNotFound(game_id)
             slot.state = GameState.model_validate_json(row.state)
             slot.outbox_seq, slot.guild_id = row.outbox_seq, row.guild_id
+            slot.info = self._seen(GameInfo.of(row))
         return slot.state
 
     def _notify_deadline(self, game_id: int, deadline: datetime | None) -> None:
@@ -459,6 +576,21 @@ async def _settle(commit: Coroutine[Any, Any, T]) -> tuple[T, bool]:
     return task.result(), cancelled
 
 
+def _patched(info: GameInfo, patch: DiscordPatch | None) -> GameInfo:
+    """`info` after writing `patch` (the same columns DiscordPatch.columns() writes)."""
+    if patch is None:
+        return info
+    changes: dict[str, Any] = {}
+    for name in patch.model_fields_set:
+        value = getattr(patch, name)
+        if name == "private_channels":
+            value = {str(k): int(v) for k, v in (value or {}).items()}
+        elif name == "language" and value is None:
+            continue
+        changes[name] = value
+    return replace(info, **changes)
+
+
 def _dumps(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
@@ -483,13 +615,29 @@ async def _seat_players(conn: BaseDBAsyncClient, game_id: int, guild_id: int,
 
 
 async def _count_stats(conn: BaseDBAsyncClient, guild_id: int, state: GameState) -> None:
-    """One finished game (and a win, if the player's team won) for everybody seated."""
-    for p in state.players:
-        stats, _ = await UserStats.get_or_create(guild_id=guild_id, user_id=p.uid, using_db=conn)
-        stats.games += 1
-        if p.team is not None and p.team in state.winners and p.side is not None:
-            stats.wins += 1
-            by_side: dict[str, int] = json.loads(stats.wins_by_side)
-            by_side[str(p.side)] = by_side.get(str(p.side), 0) + 1
-            stats.wins_by_side = json.dumps(by_side, sort_keys=True)
-        await stats.save(using_db=conn)
+    """One finished game (and a win, if the player's team won) for everybody seated.
+
+    Safe beside other writers: missing rows are inserted with ON CONFLICT DO NOTHING
+    (two games ending at once in one guild cannot both create a row), the rows are
+    then locked in id order (PostgreSQL; SQLite holds its one write lock already) and
+    the counters move by atomic `x = x + 1` updates.
+    """
+    uids = sorted({p.uid for p in state.players})
+    if not uids:
+        return
+    await UserStats.bulk_create([UserStats(guild_id=guild_id, user_id=uid) for uid in uids],
+                                ignore_conflicts=True, using_db=conn)
+    rows = await UserStats.filter(guild_id=guild_id, user_id__in=uids).order_by("id") \
+        .select_for_update().using_db(conn)
+    await UserStats.filter(guild_id=guild_id, user_id__in=uids).using_db(conn) \
+        .update(games=F("games") + 1)
+    sides = {p.uid: str(p.side) for p in state.players
+             if p.team is not None and p.team in state.winners and p.side is not None}
+    for row in rows:
+        side = sides.get(row.user_id)
+        if side is None:
+            continue
+        by_side: dict[str, int] = json.loads(row.wins_by_side)
+        by_side[side] = by_side.get(side, 0) + 1
+        await UserStats.filter(id=row.id).using_db(conn).update(
+            wins=F("wins") + 1, wins_by_side=json.dumps(by_side, sort_keys=True))

@@ -142,10 +142,16 @@ async def simulate_stored(url: str, games: int, players: int | Sequence[int], se
         base = secrets.randbits(40) << 8  # fresh channels: never collide with a previous run
         ids = [await create_sim_game(service, seed + i, base + i, options) for i in range(games)]
         with ThreadPoolExecutor(max_workers=max(1, min(games, 32))) as pool:
-            results = await asyncio.gather(*(
+            # Wait for every game even if one fails: leaving the `with` joins the agent
+            # threads, which block on this very loop (a hang, not an error, otherwise).
+            outcomes = await asyncio.gather(*(
                 play_stored(service, gid, players=sizes[i % len(sizes)], seed=seed + i,
                             executor=pool)
-                for i, gid in enumerate(ids)))
+                for i, gid in enumerate(ids)), return_exceptions=True)
+        failed = [o for o in outcomes if isinstance(o, BaseException)]
+        if failed:
+            raise failed[0]
+        results = [o for o in outcomes if not isinstance(o, BaseException)]
         report.extend(results)
         for gid, played in zip(ids, results, strict=True):
             report.commands += len(played.commands)

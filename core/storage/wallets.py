@@ -84,7 +84,10 @@ async def ledger_sum(guild_id: int, uid: int) -> int:
 
 
 async def stamp_funds(guild_id: int, state: GameState, command: Command) -> Command:
-    """Give the engine the wallets it may need to refuse what cannot be paid."""
+    """Give the engine the wallets it may need to refuse what cannot be paid (only to
+    commands that can spend: the others skip the read)."""
+    if not command.reads_funds():
+        return command
     uids = [p.uid for p in state.players] + [state.master, command.by]
     funds = await balances(None, guild_id, uids)
     return command.model_copy(update={"funds": funds})

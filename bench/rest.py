@@ -1,0 +1,118 @@
+"""Discord REST calls per complete 12-player game, against a lower bound.
+
+The whole game goes through the harness as players would play it: /game create (every
+module on), /game join x12, /game start, /checkin on day 0, /vote by day (the town
+hangs a suspect), /night for every role with a move, /master advance to end each
+phase. Every HTTP request the bot makes is captured by the fake Discord.
+
+Lower bound (what no design can go below):
+    one response per interaction
+  + one announcement per phase change (each phase opened, and the end of the game)
+  + the channel set-up (one category and one channel per private team)
+Anything else (signup edits, welcome lines, separate death notices, archiving the
+channels) is overhead the ratio shows.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from core.engine import legal_targets, night_move
+from core.rules.roles import Side
+from core.state import PhaseKind
+
+from .e2e import EVERYTHING, PLAYERS, running_bot
+
+MAX_PHASES = 60
+
+
+async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
+    rng = random.Random(seed)
+    async with running_bot(workdir / "rest") as bench:
+        h, bot = bench.h, bench.bot
+        guild = h.add_guild("REST Club", locale="en-US")
+        h.set_bot_permissions(EVERYTHING, guild)
+        master = h.add_member("Master", guild)
+        players = [h.add_member(f"P{i + 1}", guild) for i in range(PLAYERS)]
+        channel = guild.general_id
+        first = len(h.fake.requests)
+        interactions = 0
+        caused: list[tuple[str, int]] = []  # (command, REST calls besides its response)
+
+        async def do(user: Any, command: str, **options: Any) -> Any:
+            """One interaction, then everything its outbox entries send."""
+            nonlocal interactions
+            interactions += 1
+            since = len(h.fake.requests)
+            res = await h.slash(user, command, channel=channel, **options)
+            await bot.outbox.idle(within=60)
+            await h.settle()
+            caused.append((command, sum(1 for r in h.fake.requests[since:] if r.kind == "rest")))
+            return res
+
+        res = await do(master, "game create", title="Bench", extra_roles=True, currency=True,
+                       shop=True, crypto=True)
+        assert not res.ephemeral, res.text
+        info = await bot.service.game_in_channel(channel)
+        assert info is not None
+        for p in players:
+            res = await do(p, "game join")
+            assert res.ephemeral, res.text
+        res = await do(master, "game start")
+        assert res.ephemeral, res.text
+        for _ in range(MAX_PHASES):
+            state = await bot.service.state(info.id)
+            if state.over:
+                break
+            living = [p.uid for p in state.living()]
+            if state.phase is PhaseKind.DAY and state.number == 0:
+                for uid in living:
+                    await do(uid, "checkin")
+            elif state.phase is PhaseKind.DAY:
+                suspects = [p.uid for p in state.living()
+                            if p.side not in (Side.CITIZENS, Side.POSITIVE)] or living
+                target = rng.choice(suspects)
+                for uid in living:
+                    if uid != target:
+                        await do(uid, "vote", player=str(target))
+                others = [u for u in living if u != target]
+                if others:
+                    await do(target, "vote", player=str(rng.choice(others)))
+            else:
+                for uid in living:
+                    if night_move(state, uid) is None:
+                        continue
+                    targets = legal_targets(state, uid, "night")
+                    if targets:
+                        await do(uid, "night", target=str(rng.choice(targets)))
+            await do(master, "master advance")
+        state = await bot.service.state(info.id)
+        assert state.over, "the benchmark game did not end"
+        info = await bot.service.info(info.id)
+        log = await bot.service.log(info.id)
+        events = Counter(e.kind for _, _, evs in log for e in evs)
+        requests = h.fake.requests[first:]
+
+    by_kind = Counter(r.kind for r in requests)
+    by_route = Counter(r.route or f"{r.method} {r.path}" for r in requests if r.kind == "rest")
+    responses = by_kind["interaction"] + by_kind["webhook"]
+    teams = len(info.private_channels)
+    phases = events["phase_started"]
+    bound = interactions + (phases + 1) + (1 + teams)
+    total = len(requests)
+    worst = max(caused, key=lambda s: s[1]) if caused else ("-", 0)
+    dms = sum(n for route, n in by_route.items() if "/users/@me/channels" in route)
+    return {
+        "players": PLAYERS, "phases": phases, "interactions": interactions,
+        "teams": teams, "rest_calls": total, "responses": responses,
+        "other_rest_calls": total - responses, "lower_bound": bound,
+        "ratio": total / bound, "target_ratio": 1.5, "by_route": dict(by_route.most_common()),
+        "max_rest_for_one_command": {"command": worst[0], "calls": worst[1]},
+        "dm_channels_opened": dms,
+        # a storm: one command making a REST call per player (or more) besides its response
+        "storm": worst[1] >= PLAYERS or dms > 0,
+        "winners": list(state.winners), "draw": state.draw,
+    }

@@ -1,0 +1,261 @@
+"""Run every benchmark once and print one table: `python -m bench.run [--smoke] [--json F]`.
+
+Sections (README, "Performance"):
+  engine    whole simulated games per second; night resolution cost vs player count
+  floor     bare single-row aiosqlite commits (the physical floor of a durable command)
+  discord   /vote, /night, /role through the real bot and the harness on SQLite on disk:
+            p50/p95/p99 with 1, 100 and 500 games played at once; saturated throughput
+  rest      Discord REST calls per complete 12-player game against a lower bound
+  memory    memory per live game at 1,000 live games
+  restart   time for a new bot to resume 1,000 live games
+
+--smoke runs tiny sizes (what CI runs through tests/test_bench_smoke.py): it checks
+that everything still works; its figures mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import math
+import os
+import platform
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import engine as engine_bench
+from . import floor, resume
+from .e2e import Bench, measure
+from .rest import rest_per_game
+
+P99_TARGET_MS = 50.0
+FLOOR_RATIO_TARGET = 0.5
+REST_RATIO_TARGET = 1.5
+
+
+@dataclass
+class Sizes:
+    engine_players: list[int] = field(default_factory=lambda: [10, 20, 30])
+    engine_min_games: int = 5
+    engine_budget_s: float = 3.0
+    night_players: list[int] = field(default_factory=lambda: list(range(6, 31, 3)))
+    night_seeds: int = 5
+    night_repeat: int = 7
+    floor_commits: int = 2000
+    e2e_games: list[int] = field(default_factory=lambda: [1, 100, 500])
+    e2e_samples: dict[int, int] = field(default_factory=lambda: {1: 300, 100: 600, 500: 1500})
+    per_game_rate: float = 0.2  # commands per second per game (see README)
+    saturated_samples: int = 1500
+    saturated_workers: int = 32
+    rotate: int = 30  # the one-game run moves to a fresh game after this many commands
+    live_games: int = 1000
+
+
+SMOKE = Sizes(
+    engine_players=[10, 20, 30], engine_min_games=1, engine_budget_s=0.0,
+    night_players=[6, 12], night_seeds=1, night_repeat=1, floor_commits=50,
+    e2e_games=[1, 3], e2e_samples={1: 6, 3: 6}, per_game_rate=5.0, saturated_samples=9,
+    saturated_workers=3, rotate=3, live_games=4,
+)
+
+
+async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
+    out: dict[str, Any] = {"sizes": asdict(sizes), "machine": {
+        "python": platform.python_version(), "cpus": _cpus(), "platform": platform.platform(),
+        "load_before": os.getloadavg()[0]}}
+    started = time.perf_counter()
+
+    log("engine: whole games per second ...")
+    out["engine_games"] = [
+        engine_bench.games_per_second(n, min_games=sizes.engine_min_games,
+                                      budget=sizes.engine_budget_s)
+        for n in sizes.engine_players]
+    log("engine: night resolution vs players ...")
+    out["engine_night"] = engine_bench.night_scaling(
+        sizes.night_players, seeds=sizes.night_seeds, repeat=sizes.night_repeat)
+
+    log("floor: bare aiosqlite commits ...")
+    out["floor"] = await floor.bare_commits(workdir / "floor.db", sizes.floor_commits)
+
+    async def grow_to_live(bench: Bench) -> dict[str, Any]:
+        log(f"  growing to {sizes.live_games} live games for memory and restart ...")
+        await bench.grow(max(sizes.live_games, len(bench.games)))
+        return {"live_games": len(bench.games)}
+
+    log("discord: the real bot through the harness ...")
+    out["discord"] = await measure(
+        workdir, sizes=sizes.e2e_games, samples=sizes.e2e_samples,
+        per_game_rate=sizes.per_game_rate, burst_samples=sizes.saturated_samples,
+        workers=sizes.saturated_workers, rotate=sizes.rotate, log=log, extra=grow_to_live)
+    sat = out["discord"]["saturated"]
+    out["floor_ratio"] = {
+        "stream_per_s": sat["throughput_per_s"], "durable_per_s": sat["durable_per_s"],
+        "floor_per_s": out["floor"]["commits_per_s"],
+        "ratio": sat["throughput_per_s"] / out["floor"]["commits_per_s"],
+        "durable_ratio": sat["durable_per_s"] / out["floor"]["commits_per_s"],
+    }
+
+    log("restart and memory: fresh processes on the same database ...")
+    db, state_dir = workdir / "e2e" / "bench.db", workdir / "e2e"
+    empty = workdir / "empty.db"
+    await _empty_db(empty)
+    full = resume.run_child(db, state_dir)
+    base = resume.run_child(empty, state_dir)
+    full_t = resume.run_child(db, state_dir, traced=True)
+    base_t = resume.run_child(empty, state_dir, traced=True)
+    rss, traced = resume.compare(full, base), resume.compare(full_t, base_t)
+    out["memory"] = {"games": rss["games"], "rss_bytes_per_game": rss["bytes_per_game"],
+                     "traced_bytes_per_game": traced["bytes_per_game"]}
+    out["restart"] = rss
+
+    log("rest: REST calls of a whole 12-player game ...")
+    out["rest"] = await rest_per_game(workdir)
+
+    out["machine"]["load_after"] = os.getloadavg()[0]
+    out["targets"] = targets(out)
+    out["seconds"] = time.perf_counter() - started
+    return out
+
+
+async def _empty_db(path: Path) -> None:
+    from core.storage.db import close_db, init_db
+
+    await init_db(f"sqlite://{path}")
+    await close_db()
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def targets(out: dict[str, Any]) -> dict[str, Any]:
+    scenarios = out["discord"]["scenarios"]
+    biggest = max(scenarios, key=lambda s: s["games"])
+    night = out["engine_night"]
+    return {
+        "p99_ms_at_max_games": {"games": biggest["games"], "value": biggest["all"]["p99_ms"],
+                                "target": f"< {P99_TARGET_MS:g}",
+                                "met": biggest["all"]["p99_ms"] < P99_TARGET_MS},
+        "throughput_over_floor": {"value": out["floor_ratio"]["ratio"],
+                                  "target": f">= {FLOOR_RATIO_TARGET:g}",
+                                  "met": out["floor_ratio"]["ratio"] >= FLOOR_RATIO_TARGET},
+        "rest_over_bound": {"value": out["rest"]["ratio"], "target": f"<= {REST_RATIO_TARGET:g}",
+                            "met": out["rest"]["ratio"] <= REST_RATIO_TARGET
+                            and not out["rest"]["storm"]},
+        "night_growth_linear": {"value": night["apply"]["slope"], "target": "slope <= 1.15",
+                                "met": bool(night["apply"]["linear_or_better"])},
+    }
+
+
+# --- the table -----------------------------------------------------------------------
+def _f(x: float, digits: int = 1) -> str:
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:,.{digits}f}"
+
+
+def table(out: dict[str, Any]) -> str:
+    lines: list[str] = []
+    add = lines.append
+    m = out["machine"]
+    add(f"Mafia bot benchmark ({m['cpus']} CPUs, Python {m['python']}), "
+        f"{_f(out['seconds'], 0)} s in all; load average {_f(m['load_before'], 2)} before, "
+        f"{_f(m['load_after'], 2)} after (other processes share the CPUs)")
+    add("")
+    add("ENGINE  whole simulated games (core.sim.play, every module on)")
+    for g in out["engine_games"]:
+        add(f"  {g['players']:>2} players   {_f(g['games_per_s'], 2):>8} games/s"
+            f"   ({_f(g['commands_per_game'], 0)} commands a game, "
+            f"{_f(g['commands_per_s'], 0)} commands/s)")
+    night = out["engine_night"]
+    add("ENGINE  one night resolution (engine.apply of the closing Advance)")
+    add("  players  apply us  us/player  resolve-only us")
+    for r in night["sizes"]:
+        add(f"  {r['players']:>7}  {_f(r['apply_us'], 0):>8}  {_f(r['apply_us_per_player'], 1):>9}"
+            f"  {_f(r['resolve_us'], 0):>15}")
+    a = night["apply"]
+    add(f"  growth: log-log slope {_f(a['slope'], 2)} (1 = linear), per-player cost at "
+        f"{night['sizes'][-1]['players']} vs {night['sizes'][0]['players']} players x"
+        f"{_f(a['per_player_ratio'], 2)} -> "
+        f"{'no worse than linear' if a['linear_or_better'] else 'WORSE THAN LINEAR'}")
+    add("")
+    d = out["discord"]
+    add(f"DISCORD  interaction received -> response sent (ms), real bot + harness, SQLite on "
+        f"disk; {_f(d['per_game_rate'], 2)} commands/s per game")
+    add("  games     command     n     p50     p95     p99   refused")
+    for s in d["scenarios"]:
+        label = "1 (seq)" if s.get("rate") is None else str(s["games"])
+        for kind in ("vote", "night", "role", "all"):
+            r = s[kind]
+            add(f"  {label:>7}  {kind:>7} {r['n']:>6} {_f(r['p50_ms']):>7} {_f(r['p95_ms']):>7}"
+                f" {_f(r['p99_ms']):>7}   {r.get('refused', s['refused'] if kind == 'all' else 0)}")
+    sat = d["saturated"]
+    add(f"  saturated ({sat['workers']} clients over {sat['games']} games): "
+        f"{_f(sat['throughput_per_s'], 0)} commands/s "
+        f"({_f(sat['durable_per_s'], 0)} durable/s), p99 {_f(sat['all']['p99_ms'])} ms")
+    fr = out["floor_ratio"]
+    add(f"  floor: {_f(fr['floor_per_s'], 0)} bare aiosqlite commits/s "
+        f"({_f(out['floor']['ms_per_commit'], 3)} ms each); stream/floor = {_f(fr['ratio'], 3)}"
+        f" (durable commands only: {_f(fr['durable_ratio'], 3)})")
+    add(f"  set-up: {d['setup']['games']} live games via the service, "
+        f"{_f(d['setup']['ms_per_game'], 0)} ms a game")
+    add("")
+    r = out["rest"]
+    add(f"REST  one complete {r['players']}-player game: {r['rest_calls']} calls "
+        f"({r['responses']} interaction responses) for {r['interactions']} interactions, "
+        f"{r['phases']} phases, {r['teams']} private channels")
+    add(f"  lower bound {r['lower_bound']} = {r['interactions']} responses + "
+        f"{r['phases'] + 1} phase announcements + {r['teams'] + 1} channel set-up; "
+        f"ratio {_f(r['ratio'], 2)}")
+    worst = r["max_rest_for_one_command"]
+    add(f"  most calls caused by one command: {worst['calls']} ({worst['command']}); "
+        f"DM channels opened: {r['dm_channels_opened']}; "
+        f"{'STORM' if r['storm'] else 'no per-player storm'}")
+    add("")
+    mem, rs = out["memory"], out["restart"]
+    add(f"MEMORY  {mem['games']} live games: {_f(mem['rss_bytes_per_game'] / 1024)} KiB RSS "
+        f"per game, {_f(mem['traced_bytes_per_game'] / 1024)} KiB traced (tracemalloc)")
+    add(f"RESTART {rs['games']} live games: bot ready in {_f(rs['ready_s'], 2)} s "
+        f"({rs['deadlines']} deadlines re-armed), every state loaded at "
+        f"{_f(rs['loaded_s'], 2)} s (empty database: {_f(rs['loaded_s_empty'], 2)} s)")
+    add("")
+    add("TARGETS")
+    for name, t in out["targets"].items():
+        add(f"  {name:<24} {_f(t['value'], 3):>8}  target {t['target']:<13} "
+            f"{'met' if t['met'] else 'MISSED'}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: does it still work")
+    parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
+    parser.add_argument("--rate", type=float, help="commands/s per game under load")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    sizes = SMOKE if args.smoke else Sizes()
+    if args.rate:
+        sizes.per_game_rate = args.rate
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
+    for sub in ("e2e", "rest"):
+        (workdir / sub).mkdir(parents=True, exist_ok=True)
+    try:
+        out = asyncio.run(run(sizes, workdir))
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    out["smoke"] = args.smoke
+    print()
+    print(table(out))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

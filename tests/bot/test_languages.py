@@ -1,0 +1,259 @@
+"""Russian and English through the real bot: a game in each language.
+
+The game's language is the guild's preferred locale (public messages: signup,
+announcements, votes, private channels); every ephemeral reply -- role cards,
+tallies, acknowledgements, refusals -- follows the locale of the user who asked.
+Russian tallies use the plural forms: 1 голос, 2 голоса, 5 голосов, and the
+occultist's half votes of the dead: 0,5 голоса.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from core import i18n
+from core.i18n import t
+from core.rules.roles import Role
+from core.state import PhaseKind
+from tests.bot.conftest import EVERYTHING
+from tests.bot.helpers import Table
+from tests.harness import Harness, InteractionResult, MessageRecord
+
+ROLES = "mafioso x2; investigator; sergeant; bouncer; occultist"
+MARKUP = re.compile(r"<[^<>]*>")  # mentions and timestamps
+
+
+@pytest.fixture(autouse=True)
+def strict_mode() -> Iterator[None]:
+    """A missing key, parameter or plural form fails the test instead of being logged."""
+    previous = i18n.is_strict()
+    i18n.set_strict(True)
+    yield
+    i18n.set_strict(previous)
+
+
+def script_of(text: str) -> set[str]:
+    """Which scripts a text is written in ('ru', 'en'), markup aside."""
+    bare = MARKUP.sub("", text)
+    out = set()
+    if re.search(r"[А-Яа-яЁё]", bare):
+        out.add("ru")
+    if re.search(r"[A-Za-z]{2,}", bare):
+        out.add("en")
+    return out
+
+
+def labels(message: MessageRecord) -> list[str]:
+    found: list[str] = []
+
+    def walk(items: list[dict[str, Any]]) -> None:
+        for item in items:
+            found.extend(str(item[k]) for k in ("label", "placeholder") if item.get(k))
+            walk(item.get("components", []))
+
+    walk(message.components)
+    return found
+
+
+def head(key: str, lang: str, **params: Any) -> str:
+    """The text of a key up to its first placeholder not given in params."""
+    marker = "\x00"
+    entry = i18n.get_catalogue().entry(key, lang)
+    assert isinstance(entry, str), key
+    names = re.findall(r"\{(\w+)\}", entry)
+    return t(key, lang, **{n: marker for n in names} | params).split(marker)[0]
+
+
+def public_texts(h: Harness, channel: int) -> list[str]:
+    out = []
+    for message in h.messages_in(channel):
+        out.append(message.text)
+        out.extend(labels(message))
+    return out
+
+
+def assert_written_in(texts: list[str], lang: str, what: str) -> None:
+    other = "en" if lang == "ru" else "ru"
+    assert texts, what
+    wrong = [text for text in texts if other in script_of(text)]
+    assert wrong == [], f"{what}: not {lang}"
+    assert any(lang in script_of(text) for text in texts), what
+
+
+def ephemeral(res: InteractionResult, lang: str) -> str:
+    assert res.ephemeral, res.text
+    assert script_of(res.text) == {lang}, res.text
+    return res.text
+
+
+async def seat(h: Harness, guild: Any, title: str, locales: list[str], *,
+               master_locale: str, **create: Any) -> Table:
+    """A master and players with the given client locales, signed up in `guild`."""
+    master = h.add_member("Master", guild.id, locale=master_locale)
+    players = [h.add_member(f"P{i}", guild.id, locale=loc) for i, loc in enumerate(locales, 1)]
+    table = Table(h, master, players, channel=guild.general_id)
+    res = await table.do(master, "game create", title=title, **create)
+    assert not res.ephemeral, res.text
+    info = await table.bot.service.game_in_channel(table.channel)
+    assert info is not None
+    table.game_id = info.id
+    for p in players:
+        res = await table.do(p, "game join")
+        assert res.ephemeral, res.text
+    res = await table.do(master, "game setup", roles=ROLES)
+    assert res.ephemeral, res.text
+    res = await table.do(master, "game start")
+    assert res.ephemeral, res.text
+    await table.settle()
+    return table
+
+
+async def day_zero_to_day_one(t_: Table, *spared: Any) -> Any:
+    """Everybody checks in; at night 0 the acting mafioso kills an honest citizen
+    (not one of `spared`)."""
+    for p in await t_.living():
+        res = await t_.do(p, "checkin")
+        assert not res.ephemeral, res.text
+    await t_.advance()
+    state = await t_.state()
+    assert state.phase is PhaseKind.NIGHT
+    acting = state.clans[0].acting
+    keep = {p.id for p in spared}
+    victim = next(p for p in state.living() if p.role is Role.CITIZEN and p.uid not in keep)
+    assert acting is not None
+    res = await t_.do(t_.member(acting), "night", target=str(victim.uid))
+    assert res.ephemeral, res.text
+    await t_.advance()
+    state = await t_.state()
+    assert (state.phase, state.number) == (PhaseKind.DAY, 1)
+    dead = state.player(victim.uid)
+    assert dead is not None and not dead.alive
+    assert any(p.role is Role.OCCULTIST for p in state.living())
+    return t_.member(victim.uid)
+
+
+async def cast_votes(t_: Table, ghost: Any) -> tuple[Any, Any, Any, Any]:
+    """Day 1: A gets 5 votes, B 2, C 1, and D the ghost's half vote."""
+    living = await t_.living()
+    a, b, c, d = living[:4]
+    plan = [(v, a) for v in living[1:6]] + [(v, b) for v in living[6:8]] + [(living[8], c)]
+    for voter, target in plan:
+        res = await t_.do(voter, "vote", player=str(target.id))
+        assert not res.ephemeral, res.text
+    res = await t_.do(ghost, "vote", player=str(d.id))
+    assert not res.ephemeral, res.text
+    return a, b, c, d
+
+
+async def test_a_russian_game(h: Harness) -> None:
+    """A Russian guild: public messages in Russian; each reply in its reader's language."""
+    guild = h.default_guild  # preferred locale: ru
+    locales = ["ru"] * 9 + ["en-US"]
+    t_ = await seat(h, guild, "Палермо", locales, master_locale="ru", extra_roles=True)
+    english = t_.players[-1]
+    russian = t_.players[0]
+
+    # role cards: the reader's language, whatever the game's
+    state = await t_.state()
+    for p in (russian, english):
+        lang = "en" if p is english else "ru"
+        text = ephemeral(await t_.do(p, "role"), lang)
+        me = state.player(p.id)
+        assert me is not None and me.role is not None
+        assert t("card.title", lang, role=t(f"role.{me.role}.name", lang)) in text
+    # the same through the public "my role" button on the start announcement
+    started = next(m for m in h.messages_in(t_.channel)
+                   if any(cid.startswith("mafia:role:") for cid in m.custom_ids))
+    clicked = await h.click(english, started, f"mafia:role:{t_.game_id}")
+    ephemeral(clicked, "en")
+    clicked = await h.click(russian, started, f"mafia:role:{t_.game_id}")
+    ephemeral(clicked, "ru")
+
+    ghost = await day_zero_to_day_one(t_, russian, english)
+    # a refusal, in each reader's language
+    res = await t_.do(russian, "checkin")
+    assert ephemeral(res, "ru") == t("error.checkin_day_zero_only", "ru")
+    res = await t_.do(english, "checkin")
+    assert ephemeral(res, "en") == t("error.checkin_day_zero_only", "en")
+
+    a, b, c, d = await cast_votes(t_, ghost)
+    votes = ephemeral(await t_.do(russian, "votes"), "ru")
+    for target, count in ((a, 5), (b, 2), (c, 1), (d, 0.5)):
+        assert f"<@{target.id}>: {t('vote.count', 'ru', count=count)}" in votes
+    assert "5 голосов" in votes and "2 голоса" in votes and "1 голос " in votes
+    assert "0,5 голоса" in votes
+    assert t("votes.ghost_voter", "ru", name=f"<@{ghost.id}>") in votes
+    votes_en = ephemeral(await t_.do(english, "votes"), "en")
+    assert "5 votes" in votes_en and "2 votes" in votes_en and "1 vote " in votes_en
+    assert "0.5 votes" in votes_en
+
+    # the public vote embed and every public message: Russian
+    await t_.settle()
+    texts = public_texts(h, t_.channel)
+    assert_written_in(texts, "ru", "the Russian game's channel")
+    joined = "\n".join(texts)
+    assert head("signup.title", "ru") + "Палермо" in joined
+    assert head("event.phase_started.day", "ru", number=1) in joined
+    assert head("event.vote_cast_ghost", "ru") in joined
+    assert t("vote.embed_title", "ru") in joined
+    assert t("button.role", "ru") in joined and t("button.role", "en") not in joined
+    # private channels are named and greeted in the game's language
+    clan = h.channel_named(t("channel.clan", "ru", number=1))
+    police = h.channel_named(t("channel.police", "ru"))
+    for channel in (clan, police):
+        assert_written_in(public_texts(h, channel.id), "ru", channel.name)
+
+
+async def test_an_english_game(h: Harness) -> None:
+    """An English guild: public messages in English, a Russian user still reads Russian."""
+    guild = h.add_guild("Palermo Club", locale="en-US")
+    h.set_bot_permissions(EVERYTHING, guild.id)
+    locales = ["en-US"] * 9 + ["ru"]
+    t_ = await seat(h, guild, "Palermo", locales, master_locale="en-GB", extra_roles=True)
+    info = await t_.bot.service.info(t_.game_id)
+    assert info.language == "en"
+    russian = t_.players[-1]
+    english = t_.players[0]
+
+    state = await t_.state()
+    for p, lang in ((english, "en"), (russian, "ru")):
+        text = ephemeral(await t_.do(p, "role"), lang)
+        me = state.player(p.id)
+        assert me is not None and me.role is not None
+        assert t(f"role.{me.role}.power", lang) in text
+
+    ghost = await day_zero_to_day_one(t_, russian, english)
+    a, b, c, d = await cast_votes(t_, ghost)
+    votes = ephemeral(await t_.do(english, "votes"), "en")
+    for target, count in ((a, 5), (b, 2), (c, 1), (d, 0.5)):
+        assert f"<@{target.id}>: {t('vote.count', 'en', count=count)}" in votes
+    votes_ru = ephemeral(await t_.do(russian, "votes"), "ru")
+    assert "5 голосов" in votes_ru and "0,5 голоса" in votes_ru
+    # the master's tools answer the master in his language (en-GB -> English)
+    res = await t_.do(t_.master, "master prod")
+    ephemeral(res, "en")
+
+    await t_.settle()
+    texts = public_texts(h, t_.channel)
+    assert_written_in(texts, "en", "the English game's channel")
+    joined = "\n".join(texts)
+    assert head("signup.title", "en") + "Palermo" in joined
+    assert head("event.morning.head", "en", number=1) in joined
+    assert t("button.role", "en") in joined and t("button.role", "ru") not in joined
+    clan = h.channel_named(t("channel.clan", "en", number=1), guild.id)
+    assert_written_in(public_texts(h, clan.id), "en", clan.name)
+    # the other guild's game is unaffected: the Russian guild has no game at all
+    assert await t_.bot.service.game_in_channel(h.default_guild.general_id) is None
+
+
+async def test_a_refusal_outside_any_game_follows_the_user(h: Harness) -> None:
+    ru = h.add_member("Аня", locale="ru")
+    en = h.add_member("Ann", locale="en-US")
+    res = await h.slash(ru, "votes")
+    assert ephemeral(res, "ru") == t("error.no_game_here", "ru")
+    res = await h.slash(en, "votes")
+    assert ephemeral(res, "en") == t("error.no_game_here", "en")

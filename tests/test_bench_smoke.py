@@ -1,0 +1,54 @@
+"""The benchmark in smoke mode (tiny sizes): every section still runs end to end.
+
+No timing is asserted; the figures of a smoke run mean nothing. The full run is
+`python -m bench.run` (README, Performance).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from bench.run import SMOKE, main
+
+
+def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "bench.json"
+    assert main(["--smoke", "--json", str(out_file), "--workdir", str(tmp_path / "w")]) == 0
+    printed = capsys.readouterr().out
+    out = json.loads(out_file.read_text())
+
+    for section in ("ENGINE", "DISCORD", "REST", "MEMORY", "RESTART", "TARGETS"):
+        assert section in printed
+    assert [g["players"] for g in out["engine_games"]] == SMOKE.engine_players
+    assert all(g["games"] >= 1 and g["games_per_s"] > 0 for g in out["engine_games"])
+    assert [r["players"] for r in out["engine_night"]["sizes"]] == SMOKE.night_players
+
+    # every measured command was answered through the harness, and the rules accepted them
+    scenarios = out["discord"]["scenarios"]
+    assert [s["games"] for s in scenarios] == SMOKE.e2e_games
+    for s, size in zip(scenarios, SMOKE.e2e_games, strict=True):
+        assert s["commands"] == SMOKE.e2e_samples[size]
+        assert s["refused"] == 0
+        for kind in ("vote", "night", "role"):
+            assert s[kind]["n"] >= 1 and math.isfinite(s[kind]["p99_ms"])
+    assert out["discord"]["saturated"]["commands"] == SMOKE.saturated_samples
+    assert out["floor"]["commits"] == SMOKE.floor_commits
+    assert out["floor_ratio"]["ratio"] > 0
+
+    # a whole game was played through Discord and its calls counted against the bound
+    rest = out["rest"]
+    assert rest["winners"] or rest["draw"]
+    assert rest["responses"] >= rest["interactions"]
+    assert rest["lower_bound"] == rest["interactions"] + rest["phases"] + 1 + rest["teams"] + 1
+    assert rest["dm_channels_opened"] == 0
+
+    # the restarted bot found every live game and re-armed every deadline
+    assert out["restart"]["games"] == SMOKE.live_games
+    assert out["restart"]["deadlines"] == SMOKE.live_games
+    assert out["memory"]["games"] == SMOKE.live_games
+    assert set(out["targets"]) == {"p99_ms_at_max_games", "throughput_over_floor",
+                                   "rest_over_bound", "night_growth_linear"}
