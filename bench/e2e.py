@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import random
 import time
 from collections import Counter, defaultdict
@@ -181,6 +182,18 @@ class Bench:
             await svc.apply(gid, c.Advance(by=master, at=now))
         return gid
 
+    async def quiesce(self) -> None:
+        """Between runs, with nothing in flight: let the outbox finish, then drop what the
+        fake Discord recorded so far (every request it captured, and the harness's
+        per-interaction bookkeeping, which it scans after each interaction) and collect
+        garbage. The fake's records grow without bound and are not the bot's: left alone
+        they would make later runs pay for earlier ones (longer scans, longer GC)."""
+        await self.bot.outbox.idle(within=120)
+        await self.h.settle()
+        self.h.fake.requests.clear()
+        self.h._spans.clear()
+        gc.collect()
+
     # --- one command ------------------------------------------------------------------
     def choose(self, state: GameState, game: LiveGame, kind: str, rng: random.Random
                ) -> tuple[int, str, dict[str, Any]]:
@@ -321,6 +334,7 @@ async def measure(workdir: Path, *, sizes: list[int], samples: dict[int, int],
                         "ms_per_game": bench.setup_seconds / len(bench.games) * 1e3}
         log(f"  set up {len(bench.games)} live games in {bench.setup_seconds:.1f}s")
         for size in sizes:
+            await bench.quiesce()
             if size == 1:
                 res = await sequential(bench, bench.games[:spare], samples[size], rotate,
                                        seed=size)
@@ -330,6 +344,7 @@ async def measure(workdir: Path, *, sizes: list[int], samples: dict[int, int],
             out["scenarios"].append(res)
             log(f"  {size} game(s): p50 {res['all']['p50_ms']:.1f} ms, "
                 f"p99 {res['all']['p99_ms']:.1f} ms over {res['commands']} commands")
+        await bench.quiesce()
         res = await closed_loop(bench, bench.games[:biggest], burst_samples, workers, seed=7)
         out["saturated"] = res
         log(f"  saturated over {biggest} games: {res['throughput_per_s']:.0f} commands/s")

@@ -2,7 +2,9 @@
 
 Runs in the OutboxWorker, after the command's transaction: a crash delays a
 message, never loses it. Deliveries are idempotent where Discord lets us check
-(a private channel is looked up before it is created).
+(a private channel is looked up before it is created, and opened again if an admin
+deleted it mid-game). What keeps failing is parked by the worker and reported to
+the master by DM, or in the game channel when his DMs are closed.
 """
 
 from __future__ import annotations

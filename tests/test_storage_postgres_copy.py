@@ -105,6 +105,12 @@ def test_migrate_db_copies_sqlite_into_postgres(tmp_path: Path, postgres_url: st
     assert "not empty" in err and "game (" in err
     assert len(run_sync(dump(postgres_url))["game"]) == len(before["game"]) + 1
 
+    # And back (PostgreSQL -> SQLite), e.g. to take a database home: the same rows again.
+    back = f"sqlite://{tmp_path / 'back' / 'mafia.db'}"
+    assert cli.main(["migrate-db", "--from", postgres_url, "--to", back]) == 0
+    assert "Copy verified" in capsys.readouterr().out
+    assert run_sync(dump(back)) == run_sync(dump(postgres_url))
+
     missing = f"sqlite://{tmp_path / 'nope.db'}"
     assert cli.main(["migrate-db", "--from", missing, "--to", postgres_url]) == 2
     assert "does not exist" in capsys.readouterr().err

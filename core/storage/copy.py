@@ -104,30 +104,40 @@ def _columns(model: type[Model]) -> list[tuple[str, str]]:
 
 
 async def _count(conn: BaseDBAsyncClient, model: type[Model]) -> int:
-    return await model.all().using_db(conn).count()
+    rows = await conn.execute_query_dict(f'SELECT COUNT(*) AS n FROM "{_table(model)}"')
+    return int(rows[0]["n"])
 
 
 async def _copy_table(src: BaseDBAsyncClient, dst: BaseDBAsyncClient, model: type[Model],
-                      postgres: bool) -> int:
+                      src_postgres: bool, dst_postgres: bool) -> int:
+    """Copy one table in id order, BATCH rows at a time.
+
+    Plain SQL in each side's own dialect: Tortoise builds a query in the dialect of
+    the model's default connection even when it runs on another one. Values go
+    through the fields' own conversions (to_python_value from the source's storage,
+    to_db_value for the target's), so SQLite's text dates become timestamps and back.
+    """
     columns = _columns(model)
-    names = ", ".join(f'"{column}"' for _, column in columns)
-    marks = ", ".join(f"${i}" if postgres else "?" for i in range(1, len(columns) + 1))
-    sql = f'INSERT INTO "{_table(model)}" ({names}) VALUES ({marks})'
     fields = model._meta.fields_map
-    copied, last = 0, None
+    names = ", ".join(f'"{column}"' for _, column in columns)
+    table = _table(model)
+    marks = ", ".join(f"${i}" if dst_postgres else "?" for i in range(1, len(columns) + 1))
+    insert = f'INSERT INTO "{table}" ({names}) VALUES ({marks})'
+    after = "$1" if src_postgres else "?"
+    select = f'SELECT {names} FROM "{table}" WHERE "id" > {after} ORDER BY "id" LIMIT {BATCH}'
+    copied, last = 0, -1
     while True:
-        query = model.all().using_db(src).order_by("id").limit(BATCH)
-        if last is not None:
-            query = query.filter(id__gt=last)
-        rows = await query
+        rows = await src.execute_query_dict(select, [last])
         if not rows:
             return copied
-        # to_db_value with the CLASS (not the row): auto_now fields keep their stored time
-        values = [[fields[name].to_db_value(getattr(row, name), model) for name, _ in columns]
-                  for row in rows]
-        await dst.execute_many(sql, values)
+        values = []
+        for row in rows:
+            python = {name: fields[name].to_python_value(row[column]) for name, column in columns}
+            # to_db_value with the CLASS (not a row): auto_now fields keep their stored time
+            values.append([fields[name].to_db_value(python[name], model) for name, _ in columns])
+        await dst.execute_many(insert, values)
         copied += len(rows)
-        last = rows[-1].pk
+        last = int(rows[-1]["id"])
 
 
 async def _reset_sequences(dst: BaseDBAsyncClient) -> None:
@@ -167,6 +177,7 @@ async def copy_database(source_url: str, target_url: str) -> CopyReport:
         raise CopyRefused("source_missing", path=path)
     config["connections"][SOURCE] = source["connections"]["default"]
     postgres = _engine(config) == "tortoise.backends.asyncpg"
+    src_postgres = config["connections"][SOURCE]["engine"] == "tortoise.backends.asyncpg"
     report = CopyReport()
     EXECUTOR_CACHE.clear()  # cached SQL is per connection name, not per dialect
     ctx = TortoiseContext()
@@ -181,7 +192,7 @@ async def copy_database(source_url: str, target_url: str) -> CopyReport:
                 raise CopyRefused("target_not_empty", tables=", ".join(busy))
             async with in_transaction(TARGET) as conn:
                 for model in MODELS:
-                    await _copy_table(src, conn, model, postgres)
+                    await _copy_table(src, conn, model, src_postgres, postgres)
                 if postgres:
                     await _reset_sequences(conn)
             report.sequences_reset = postgres

@@ -382,10 +382,15 @@ class GameService:
         command_json = COMMAND_ADAPTER.dump_json(command).decode()
         events_json = EVENTS_ADAPTER.dump_json(out.events).decode()
         values: dict[str, Any] = {
-            "state": new.model_dump_json(), "phase": str(new.phase), "active": not new.over,
-            "deadline": new.deadline, "seq": new.seq, "outbox_seq": slot.outbox_seq + len(rows),
-            "updated_at": now, **columns,
+            "state": new.model_dump_json(), "deadline": new.deadline, "seq": new.seq,
+            "outbox_seq": slot.outbox_seq + len(rows), "updated_at": now, **columns,
         }
+        # Indexed columns only when they change: an unchanged index entry costs nothing
+        # to keep, while SET rewrites it (pages in the WAL, synced on every commit).
+        if new.phase is not old.phase:
+            values["phase"] = str(new.phase)
+        if new.over != old.over:
+            values["active"] = not new.over
         if new.over:
             values["active_channel_id"] = None  # frees the channel for the next game
         try:
