@@ -21,7 +21,9 @@ EVERYTHING = discord.Permissions(
 async def h(tmp_path: Path) -> AsyncIterator[Harness]:
     settings = Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'bot.db'}")
     bot = MafiaBot(settings, state_dir=tmp_path)
-    async with Harness(bot) as harness:
+    # A generous per-interaction timeout: a loaded 2-core machine must not cancel a
+    # command mid-transaction (that is a test artefact, not a bot behaviour).
+    async with Harness(bot, timeout=30.0) as harness:
         harness.add_guild("Mafia Club", locale="ru")
         harness.set_bot_permissions(EVERYTHING)
         yield harness
