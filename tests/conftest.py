@@ -42,6 +42,13 @@ def pytest_configure(config: pytest.Config) -> None:
         "(skipped when none answers, unless CI=true)")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that take `postgres_url` are PostgreSQL tests too (for `-m "not postgres"`)."""
+    for item in items:
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 

@@ -509,7 +509,14 @@ class GameService:
         return row.language if row else default
 
     async def set_guild_language(self, guild_id: int, language: str) -> None:
-        await GuildSettings.update_or_create(defaults={"language": language}, guild_id=guild_id)
+        # Single statements, no read-then-write transaction: safe beside other processes
+        # (two inserts of one guild meet ON CONFLICT DO NOTHING, then the UPDATE wins).
+        values = {"language": language, "updated_at": self._clock()}
+        if await GuildSettings.filter(guild_id=guild_id).update(**values):
+            return
+        await GuildSettings.bulk_create([GuildSettings(guild_id=guild_id, language=language)],
+                                        ignore_conflicts=True)
+        await GuildSettings.filter(guild_id=guild_id).update(**values)
 
     # --- internals -------------------------------------------------------------
     def forget(self, game_id: int | None = None) -> None:
