@@ -23,13 +23,15 @@ _EXAMPLES = (
 )
 # Pragmas for every SQLite connection: WAL lets readers run beside the writer,
 # synchronous=FULL makes an acknowledged commit survive a power cut too, and the
-# busy timeout lets a second process (the `simulate` CLI) wait instead of failing.
+# busy timeout lets a second process (the `simulate` CLI, another shard) wait instead
+# of failing. They run in this order: busy_timeout first, so that switching a new file
+# to WAL waits for a process creating the same file at that moment.
 _SQLITE_PRAGMAS: dict[str, Any] = {
+    "busy_timeout": 5000,
     "journal_mode": "WAL",
     "journal_size_limit": 16384,
     "foreign_keys": "ON",
     "synchronous": "FULL",
-    "busy_timeout": 5000,
 }
 _PG_INT_PARAMS = {"min_size", "max_size", "max_queries", "timeout", "statement_cache_size"}
 

@@ -6,7 +6,7 @@ contextvars being inherited from whoever called `init_db`.
 
 Several processes may start at once on one database (shards): on PostgreSQL the
 migrations run under an advisory lock, on SQLite a process that lost the race
-retries and then finds the schema already there.
+reconnects and retries, then finds the schema already there.
 """
 
 from __future__ import annotations
@@ -47,28 +47,19 @@ async def migrate_connection(connection: BaseDBAsyncClient, connection_config: d
     async def run() -> None:
         await MigrationExecutor(connection, apps).migrate(progress=progress)
 
-    postgres = connection_config["engine"] == "tortoise.backends.asyncpg"
-    for attempt in range(_MIGRATION_TRIES):
+    if connection_config["engine"] != "tortoise.backends.asyncpg":
+        await run()
+        return
+    async with connection.acquire_connection() as raw:
+        await raw.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
         try:
-            if postgres:
-                async with connection.acquire_connection() as raw:
-                    await raw.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
-                    try:
-                        schema = connection_config["credentials"].get("schema")
-                        if schema:  # ?schema=name: the tables go there; create it once
-                            quoted = str(schema).replace('"', '""')
-                            await raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{quoted}"')
-                        await run()
-                    finally:
-                        await raw.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
-            else:
-                await run()
-            return
-        except Exception:
-            if postgres or attempt == _MIGRATION_TRIES - 1:
-                raise
-            log.warning("database migration collided with another process; retrying")
-            await asyncio.sleep(0.2 * (attempt + 1))
+            schema = connection_config["credentials"].get("schema")
+            if schema:  # ?schema=name: the tables go there; create it once
+                quoted = str(schema).replace('"', '""')
+                await raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{quoted}"')
+            await run()
+        finally:
+            await raw.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
 
 
 async def init_db(url: str, *, run_migrations: bool = True) -> TortoiseContext:
@@ -77,21 +68,34 @@ async def init_db(url: str, *, run_migrations: bool = True) -> TortoiseContext:
     if _context is not None:
         await close_db()
     config = database_config(url)
-    # Tortoise caches prepared INSERT/UPDATE SQL per (connection name, table), not per
-    # dialect: reopening under the same name on another backend (tests, `simulate`
-    # after a SQLite run) would reuse SQLite's SQL on PostgreSQL.
-    EXECUTOR_CACHE.clear()
-    ctx = TortoiseContext()
-    with ctx:  # init needs an active context; afterwards the global fallback serves
-        await ctx.init(config=config, _enable_global_fallback=True)
-    _context = ctx
-    try:
-        if run_migrations:
-            await migrate(config)
-    except BaseException:
-        await close_db()
-        raise
-    return ctx
+    sqlite = config["connections"]["default"]["engine"] == "tortoise.backends.sqlite"
+    for attempt in range(_MIGRATION_TRIES):
+        # Tortoise caches prepared INSERT/UPDATE SQL per (connection name, table), not per
+        # dialect: reopening under the same name on another backend (tests, `simulate`
+        # after a SQLite run) would reuse SQLite's SQL on PostgreSQL.
+        EXECUTOR_CACHE.clear()
+        ctx = TortoiseContext()
+        with ctx:  # init needs an active context; afterwards the global fallback serves
+            await ctx.init(config=config, _enable_global_fallback=True)
+        _context = ctx
+        try:
+            if sqlite:  # connect now: tortoise would hide a failed lazy connect (and hang)
+                await ctx.db("default").create_connection(with_db=True)
+            if run_migrations:
+                await migrate(config)
+            return ctx
+        except Exception:
+            await close_db()
+            if not sqlite or attempt == _MIGRATION_TRIES - 1:
+                raise
+            # Another process migrated the same SQLite file at the same moment. Retry on
+            # fresh connections: a failed BEGIN can leave tortoise's connection lock taken.
+            log.warning("database migration collided with another process; retrying")
+            await asyncio.sleep(0.2 * (attempt + 1))
+        except BaseException:
+            await close_db()
+            raise
+    raise AssertionError("unreachable")
 
 
 async def close_db() -> None:
