@@ -3,6 +3,7 @@
 Sections (README, "Performance"):
   engine    whole simulated games per second; night resolution cost vs player count
   floor     bare single-row aiosqlite commits (the physical floor of a durable command)
+  backends  the same command stream through the GameService on SQLite and PostgreSQL
   discord   /vote, /night, /role through the real bot and the harness on SQLite on disk:
             p50/p95/p99 with 1, 100 and 500 games played at once; saturated throughput
   rest      Discord REST calls per complete 12-player game against a lower bound
@@ -29,8 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import backends, floor, resume
 from . import engine as engine_bench
-from . import floor, resume
 from .e2e import Bench, measure
 from .rest import rest_per_game
 
@@ -55,13 +56,16 @@ class Sizes:
     saturated_workers: int = 32
     rotate: int = 30  # the one-game run moves to a fresh game after this many commands
     live_games: int = 1000
+    backend_games: int = 20
+    backend_players: int = 12
+    postgres: str | None = None
 
 
 SMOKE = Sizes(
     engine_players=[10, 20, 30], engine_min_games=1, engine_budget_s=0.0,
     night_players=[6, 12], night_seeds=1, night_repeat=1, floor_commits=50,
     e2e_games=[1, 3], e2e_samples={1: 6, 3: 6}, per_game_rate=5.0, saturated_samples=9,
-    saturated_workers=3, rotate=3, live_games=4,
+    saturated_workers=3, rotate=3, live_games=4, backend_games=2, backend_players=6,
 )
 
 
@@ -82,6 +86,10 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
 
     log("floor: bare aiosqlite commits ...")
     out["floor"] = await floor.bare_commits(workdir / "floor.db", sizes.floor_commits)
+
+    log("backends: the service on SQLite and PostgreSQL ...")
+    out["backends"] = await backends.compare(workdir, sizes.backend_games,
+                                             sizes.backend_players, sizes.postgres)
 
     async def grow_to_live(bench: Bench) -> dict[str, Any]:
         log(f"  growing to {sizes.live_games} live games for memory and restart ...")
@@ -166,6 +174,18 @@ def table(out: dict[str, Any]) -> str:
         f"{_f(out['seconds'], 0)} s in all; load average {_f(m['load_before'], 2)} before, "
         f"{_f(m['load_after'], 2)} after (other processes share the CPUs)")
     add("")
+    b = out["backends"]
+    add(f"STORAGE  the service, {b['sqlite']['games']} games of {b['sqlite']['players']} "
+        "played at once (every module on), commands/s durably committed")
+    for name in ("sqlite", "postgres"):
+        col = b[name]
+        add(f"  {name:<9} " + (col["missing"] if "missing" in col else
+                               f"{_f(col['commands_per_s'], 0):>6} commands/s "
+                               f"({col['commands']} commands, replays verified "
+                               f"{col['verified']}/{col['games']})"))
+    if "commands_per_s" in b["postgres"]:
+        ratio = b["postgres"]["commands_per_s"] / b["sqlite"]["commands_per_s"]
+        add(f"  postgres / sqlite = {_f(ratio, 2)}")
     add("ENGINE  whole simulated games (core.sim.play, every module on)")
     for g in out["engine_games"]:
         add(f"  {g['players']:>2} players   {_f(g['games_per_s'], 2):>8} games/s"
@@ -236,11 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
     parser.add_argument("--rate", type=float, help="commands/s per game under load")
+    parser.add_argument("--postgres", help="a PostgreSQL URL for the backends column")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     sizes = SMOKE if args.smoke else Sizes()
     if args.rate:
         sizes.per_game_rate = args.rate
+    sizes.postgres = args.postgres
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
     for sub in ("e2e", "rest"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
