@@ -72,3 +72,15 @@ async def open_table(h: Harness, n: int = 8, *, roles: str | None = None,
         assert res.ephemeral, res.text
     await table.settle()
     return table
+
+
+async def start(t: Table) -> None:
+    res = await t.do(t.master, "game start")
+    assert res.ephemeral, res.text
+    await t.settle()
+
+
+async def checkin_all(t: Table) -> None:
+    for p in await t.living():
+        res = await t.do(p, "checkin")
+        assert not res.ephemeral, res.text

@@ -34,7 +34,7 @@ from core.storage import service as service_module
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
 from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import Table, open_table
+from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness, MessageRecord
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer"
@@ -81,16 +81,6 @@ async def fast_outbox(t: Table, max_attempts: int = 3) -> Tap:
     return tap
 
 
-async def start(t: Table) -> None:
-    res = await t.do(t.master, "game start")
-    assert res.ephemeral, res.text
-    await t.settle()
-
-
-async def checkin_all(t: Table) -> None:
-    for p in await t.living():
-        res = await t.do(p, "checkin")
-        assert not res.ephemeral, res.text
 
 
 async def rows(t: Table) -> list[Outbox]:

@@ -8,22 +8,12 @@ from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
 from core.storage import wallets
-from tests.bot.helpers import Table, open_table
+from tests.bot.helpers import checkin_all, open_table, start
 from tests.harness import Harness
 
 VIEW = discord.Permissions(view_channel=True).value
 
 
-async def start(t: Table) -> None:
-    res = await t.do(t.master, "game start")
-    assert res.ephemeral, res.text
-    await t.settle()
-
-
-async def checkin_all(t: Table) -> None:
-    for p in await t.living():
-        res = await t.do(p, "checkin")
-        assert not res.ephemeral, res.text
 
 
 async def test_extra_roles_cards_and_channels(h: Harness) -> None:
