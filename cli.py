@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def simulate(args: argparse.Namespace) -> int:
-    from core.narrate import describe
+    from core.narrate import describe, team_name
     from core.sim import play, win_rates
     from core.state import Options
 
@@ -72,14 +72,16 @@ def simulate(args: argparse.Namespace) -> int:
         if event.public:
             print(text)
         else:
-            who = ", ".join(names.get(u, "?") for u in event.audience.players) or \
-                event.audience.team or event.audience.kind
+            team = event.audience.team
+            who = team_name(team, lang) if team else ", ".join(
+                names.get(u, "?") for u in event.audience.players) or t("term.master", lang)
             print(f"    [{who}] {text}")
     rates = win_rates(results)
     print()
     print(t("cli.simulate.rates_head", lang, games=len(results)))
     for team, count in rates.most_common():
-        print(f"  {team:<10} {count:>5}  {100 * count / len(results):5.1f}%")
+        label = t("cli.simulate.draw", lang) if team == "draw" else t(f"side.{team}.name", lang)
+        print(f"  {label:<16} {count:>5}  {100 * count / len(results):5.1f}%")
     return 0
 
 
