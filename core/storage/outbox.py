@@ -11,7 +11,6 @@ send); `OutboxEntry.key` lets the deliverer skip a duplicate if it cares.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -22,7 +21,7 @@ from typing import Any
 from core.events import Event
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
-from core.storage.timing import doze, utcnow
+from core.storage.timing import cancel_all, doze, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +111,7 @@ class OutboxWorker:
     async def stop(self) -> None:
         tasks = [t for t in (self._task, *self._serving.values()) if t is not None]
         self._task = None
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
+        await cancel_all(tasks)
         self._serving.clear()
 
     def wake(self) -> None:

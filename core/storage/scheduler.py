@@ -10,7 +10,6 @@ holds back another game's deadline.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -18,7 +17,7 @@ from datetime import datetime, timedelta
 from core.commands import Advance
 from core.errors import RuleError
 from core.storage.service import GameService
-from core.storage.timing import doze, utcnow
+from core.storage.timing import cancel_all, doze, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +56,7 @@ class DeadlineScheduler:
     async def stop(self) -> None:
         tasks = [t for t in (self._task, *self._firing.values()) if t is not None]
         self._task = None
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
+        await cancel_all(tasks)
         self._firing.clear()
 
     def note(self, game_id: int, deadline: datetime | None) -> None:

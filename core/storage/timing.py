@@ -21,3 +21,12 @@ async def doze(wake: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(max(0.0, seconds)):
             await wake.wait()
+
+
+async def cancel_all(tasks: list[asyncio.Task[None]]) -> None:
+    """Stop background tasks and wait until each has really finished."""
+    for t in tasks:
+        t.cancel()
+    for t in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await t

@@ -36,13 +36,17 @@ def cast(g: Game, who: str, spell: str, target: str) -> list:
     return g.do(c.Cast(by=g.id(who), at=g.tick(), spell=spell, target=g.id(target)))
 
 
-def to_day1(g: Game) -> None:
-    """Night 0 with every move spent on the bouncer's ward: nobody dies, nobody idles."""
-    g.to_night(0)
+def quiet_night(g: Game) -> None:
+    """Every move of the open night spent on the bouncer's ward: nobody dies, nobody idles."""
     g.night("Bob", "C4")
     g.night("Don", "C4")
     g.night("Kate", "C4")
     g.advance()
+
+
+def to_day1(g: Game) -> None:
+    g.to_night(0)
+    quiet_night(g)
     assert g.state.phase is PhaseKind.DAY and g.state.number == 1
 
 
@@ -135,10 +139,7 @@ def test_two_sleeps_against_one_alarm_clock_waste_it() -> None:
     g = game()
     g.to_night(0)
     buy(g, "C2", "alarm_clock")
-    g.night("Bob", "C4")
-    g.night("Don", "C4")
-    g.night("Kate", "C4")
-    g.advance()
+    quiet_night(g)
     cast(g, "C1", "sleep", "C2")
     cast(g, "C3", "sleep", "C2")
     g.vote("C2", "Don")
@@ -157,10 +158,7 @@ def test_two_clocks_cover_two_spells() -> None:
     g.to_night(0)
     buy(g, "C2", "alarm_clock")
     buy(g, "C2", "alarm_clock")
-    g.night("Bob", "C4")
-    g.night("Don", "C4")
-    g.night("Kate", "C4")
-    g.advance()
+    quiet_night(g)
     cast(g, "C1", "sleep", "C2")
     cast(g, "C3", "silence", "C2")
     g.vote("C2", "Don")
@@ -222,10 +220,7 @@ def test_cheque_book_stops_helplessness() -> None:
     g = game()
     g.to_night(0)
     buy(g, "Kate", "cheque_book")
-    g.night("Bob", "C4")
-    g.night("Don", "C4")
-    g.night("Kate", "C4")
-    g.advance()
+    quiet_night(g)
     cast(g, "C1", "helplessness", "Kate")
     for n in g.names:
         if g.alive(n) and n != "C3":
