@@ -23,6 +23,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from core.commands import Command
+from core.engine import PHASE_BOUND
 from core.errors import RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
@@ -30,7 +31,7 @@ from core.state import GameState
 from core.storage.db import close_db, init_db
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
-from core.storage.service import Applied, Commit, GameInfo, GameService
+from core.storage.service import Applied, GameInfo, GameService
 from core.storage.sharding import guild_filter
 
 log = logging.getLogger("mafia")
@@ -63,8 +64,11 @@ class MafiaTree(app_commands.CommandTree["MafiaBot"]):
 class MafiaBot(commands.Bot):
     def __init__(self, settings: Settings, *, manage_db: bool = True,
                  state_dir: Path | None = None, **kwargs: Any) -> None:
-        intents = discord.Intents.default()
-        intents.message_content = False
+        # Slash commands and components only: the bot reads no messages, so it asks for
+        # none (no MESSAGE_CREATE for every chat line in every guild) and caches none.
+        intents = discord.Intents.none()
+        intents.guilds = True
+        kwargs.setdefault("max_messages", None)
         super().__init__(command_prefix=commands.when_mentioned, intents=intents,
                          tree_cls=MafiaTree, **kwargs)
         self.settings = settings
@@ -74,7 +78,6 @@ class MafiaBot(commands.Bot):
         # games, deadlines and outbox (README, "Scale-out").
         self.service = GameService(route=_route, owns=guild_filter(
             kwargs.get("shard_count"), kwargs.get("shard_ids")))
-        self.service.commit_hooks.append(phase_guard)
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
         from cogs.delivery import Delivery
@@ -160,52 +163,23 @@ class MafiaBot(commands.Bot):
         raise RuleError("no_game_here")
 
     async def apply(self, info: GameInfo, command: Command) -> Applied:
-        """Apply through the service; a phase-bound command whose phase ended while it was
-        on its way is refused as `phase_ended` (see `phase_guard`)."""
-        try:
-            return await self.service.apply(info.id, command)
-        except RuleError as err:
-            if err.code in ("phase_ended", "game_over"):
-                raise
-            if _stale(info.id, command, await self.service.state(info.id)):
-                raise RuleError("phase_ended") from err
-            raise
+        """Apply through the service, telling the engine which phase the sender saw (a
+        phase-bound command whose phase ended on its way is refused as `phase_ended`)."""
+        seen = _seen_phase.get()
+        if seen is not None and seen[0] == info.id and command.kind in PHASE_BOUND:
+            command = command.model_copy(update={"seen": (seen[1], seen[2])})
+        return await self.service.apply(info.id, command)
 
 
 # --- phase races ----------------------------------------------------------------------
-# A command whose meaning depends on the phase the player was looking at: a vote, a night
-# order (given by night, or by day for the coming night), a check-in, a purchase that is an
-# order by day and a purchase by night, the master's "end this phase" or "extend it".
-PHASE_BOUND = frozenset({"vote", "unvote", "night", "checkin", "buy", "cast", "advance",
-                         "extend"})
 _seen_phase: ContextVar[tuple[int, int, int] | None] = ContextVar("mafia_seen_phase",
                                                                  default=None)
 
 
 def saw_phase(game_id: int, state: GameState) -> None:
-    """Remember which phase (GameState.serial) the interaction being handled was sent in.
-
-    A context variable: it belongs to the interaction's own task, and the service's commit
-    task (created from it) inherits it, so `phase_guard` can read it inside the lock."""
+    """Remember which phase (GameState.serial, .number) the interaction being handled was
+    sent in: a context variable, private to the interaction's own task."""
     _seen_phase.set((game_id, state.serial, state.number))
-
-
-def _stale(game_id: int, command: Command, state: GameState) -> bool:
-    seen = _seen_phase.get()
-    if seen is None or seen[0] != game_id or command.kind not in PHASE_BOUND:
-        return False
-    if command.kind == "night":  # day N and night N give orders for the same night N
-        return seen[2] != state.number
-    return seen[1] != state.serial
-
-
-async def phase_guard(conn: Any, commit: Commit) -> None:
-    """A commit hook (inside the command's transaction and the game's lock): a phase-bound
-    command sent in a phase that ended meanwhile is refused and rolled back, never counted
-    in the next phase (a late vote, an order for a night already resolved, a second
-    "advance" racing the first or the deadline)."""
-    if _stale(commit.game_id, commit.command, commit.old):
-        raise RuleError("phase_ended")
 
 
 def _route(event: Any) -> bool:

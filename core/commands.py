@@ -17,6 +17,10 @@ class _Cmd(BaseModel):
     # Wallet balances of the game's players, stamped by the service in currency
     # games so the engine can refuse what a player cannot pay.
     funds: dict[int, int] = Field(default_factory=dict)
+    # The phase the sender was looking at (GameState.serial, GameState.number), when the
+    # Discord layer knows it: a phase-bound command that arrives after that phase ended
+    # is refused (`phase_ended`) instead of counting in the next phase.
+    seen: tuple[int, int] | None = None
 
     def reads_funds(self) -> bool:
         """Whether the engine may look at `funds` (the service reads wallets only then)."""

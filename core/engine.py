@@ -37,13 +37,36 @@ def create_game(
     return GameState(seed=seed, master=master, title=title, plot=plot, options=options)
 
 
-def apply(state: GameState, cmd: c.Command) -> Outcome:
-    """Apply one command; raise RuleError (state untouched) if the rules refuse it."""
-    ctx = Ctx(copy_state(state))
+def apply(state: GameState, cmd: c.Command, *, as_json: str | None = None) -> Outcome:
+    """Apply one command; raise RuleError (state untouched) if the rules refuse it.
+
+    `as_json`, if the caller has it, must be `state.model_dump_json()` (the stored
+    form): the private copy is then parsed from it instead of serialized anew."""
+    if cmd.seen is not None and not state.over and phase_ended(state, cmd):
+        raise RuleError("phase_ended")
+    ctx = Ctx(copy_state(state) if as_json is None else GameState.model_validate_json(as_json))
     handler = _HANDLERS[type(cmd)]
     handler(ctx, cmd)
     ctx.state.seq += 1
     return Outcome(ctx.state, ctx.events)
+
+
+# Commands whose meaning depends on the phase the sender was looking at: a vote, a night
+# order (given by night, or by day for the coming night), a check-in, a purchase (an
+# order by day, a purchase by night), the master's "end this phase" or "extend it".
+PHASE_BOUND = frozenset({"vote", "unvote", "night", "checkin", "buy", "cast", "advance",
+                         "extend"})
+
+
+def phase_ended(state: GameState, cmd: c.Command) -> bool:
+    """Whether `cmd` was sent in a phase that is over now (a late vote, an order for a
+    night already resolved, a second "advance" racing the first or the deadline)."""
+    if cmd.seen is None or cmd.kind not in PHASE_BOUND:
+        return False
+    serial, number = cmd.seen
+    if cmd.kind == "night":  # day N and night N give orders for the same night N
+        return number != state.number
+    return serial != state.serial
 
 
 def copy_state(state: GameState) -> GameState:

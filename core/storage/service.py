@@ -23,7 +23,7 @@ import json
 import logging
 import random
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -39,7 +39,9 @@ from core.commands import COMMAND_ADAPTER, Command
 from core.errors import RuleError
 from core.events import EVENTS_ADAPTER, Event
 from core.state import GameState, Options, PhaseKind
-from core.storage.models import EventLog, Game, GamePlayer, GuildSettings, Outbox, UserStats
+from core.storage import statements
+from core.storage.groupcommit import GroupCommitter
+from core.storage.models import EventLog, Game, GamePlayer, GuildSettings, UserStats
 from core.storage.timing import utcnow
 from core.storage.wallets import currency_hook, stamp_funds
 
@@ -144,8 +146,10 @@ class Commit:
     events: list[Event]
 
 
-# Runs inside the command's transaction (e.g. the currency module's ledger rows);
-# raising (RuleError included) rolls the whole command back.
+# Runs inside the command's transaction (e.g. the currency module's ledger rows), which
+# other games' commands may share (core/storage/groupcommit.py): it must only write
+# through `conn`, with no effect outside the database. Raising (RuleError included)
+# rolls the whole command back.
 CommitHook = Callable[[BaseDBAsyncClient, Commit], Awaitable[None]]
 
 
@@ -187,6 +191,7 @@ async def _backoff(attempt: int) -> None:
 class _Slot:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     state: GameState | None = None
+    state_json: str | None = None  # `state` as stored, when known (saves a dump per command)
     outbox_seq: int = 0
     guild_id: int = 0
     # The game's row as GameInfo, valid only while `state` is cached: both are read
@@ -212,6 +217,8 @@ class GameService:
         self.deadline_listeners: list[DeadlineListener] = []
         self.outbox_listeners: list[OutboxListener] = []
         self.commit_hooks: list[CommitHook] = [currency_hook]
+        # Commands of different games committed together share a transaction (one sync).
+        self._group = GroupCommitter()
 
     # --- writing ---------------------------------------------------------------
     async def create(
@@ -252,6 +259,7 @@ class GameService:
                 raise RuleError("channel_has_game", game=existing.id) from exc
         slot = self._slot(game_id)
         slot.state, slot.outbox_seq, slot.guild_id = state, len(rows_json), guild_id
+        slot.state_json = None
         slot.info = self._seen(GameInfo(
             id=game_id, guild_id=guild_id, channel_id=channel_id, master_id=master_id,
             title=title, phase=state.phase, active=True, deadline=state.deadline, seq=state.seq,
@@ -280,15 +288,16 @@ class GameService:
                 if old.options.currency:
                     command = await stamp_funds(slot.guild_id, old, command)
                 try:
-                    out = engine.apply(old, command)
+                    out = engine.apply(old, command, as_json=slot.state_json)
                 except RuleError:
                     raise  # the engine never touches its input: the cache stays valid
                 except BaseException:
                     slot.state = None
                     raise
                 try:
-                    written, cancelled = await _settle(
-                        self._commit(game_id, slot, old, out, command, extra, columns))
+                    stored_json = out.state.model_dump_json()
+                    written, cancelled = await _settle(self._commit(
+                        game_id, slot, old, out, command, extra, columns, stored_json))
                 except _Stale as stale:
                     slot.state = None
                     if stale.__cause__ is not None:  # a database conflict, not a new seq
@@ -307,7 +316,7 @@ class GameService:
                 except BaseException:
                     slot.state = None
                     raise
-                slot.state = out.state
+                slot.state, slot.state_json = out.state, stored_json
                 slot.outbox_seq += written
                 if slot.info is not None:
                     slot.info = _patched(replace(
@@ -375,14 +384,14 @@ class GameService:
 
     async def _commit(self, game_id: int, slot: _Slot, old: GameState, out: engine.Outcome,
                       command: Command, extra: list[tuple[str, str]],
-                      columns: dict[str, Any]) -> int:
+                      columns: dict[str, Any], state_json: str) -> int:
         new, now = out.state, self._clock()
         rows = [(EVENT_KIND, _dumps({"seq": new.seq, "event": e.model_dump(mode="json")}))
                 for e in out.events if self._route(e)] + extra
         command_json = COMMAND_ADAPTER.dump_json(command).decode()
         events_json = EVENTS_ADAPTER.dump_json(out.events).decode()
         values: dict[str, Any] = {
-            "state": new.model_dump_json(), "deadline": new.deadline, "seq": new.seq,
+            "state": state_json, "deadline": new.deadline, "seq": new.seq,
             "outbox_seq": slot.outbox_seq + len(rows), "updated_at": now, **columns,
         }
         # Indexed columns only when they change: an unchanged index entry costs nothing
@@ -393,24 +402,27 @@ class GameService:
             values["active"] = not new.over
         if new.over:
             values["active_channel_id"] = None  # frees the channel for the next game
+        hooks = list(self.commit_hooks)
+
+        async def write(conn: BaseDBAsyncClient) -> None:
+            n = await statements.update_game(conn, game_id, values, seq=old.seq,
+                                             outbox_seq=slot.outbox_seq)
+            if n != 1:
+                raise _Stale()
+            await statements.insert_log(conn, game_id, new.seq, command_json, events_json, now)
+            await _write_outbox(conn, game_id, slot.outbox_seq, rows, now)
+            if [p.uid for p in old.players] != [p.uid for p in new.players]:
+                await _seat_players(conn, game_id, slot.guild_id, new)
+            if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
+                await _count_stats(conn, slot.guild_id, new)
+            if hooks:
+                commit = Commit(game_id=game_id, guild_id=slot.guild_id, command=command,
+                                old=old, new=new, events=out.events)
+                for hook in hooks:
+                    await hook(conn, commit)
+
         try:
-            async with in_transaction() as conn:
-                n = await Game.filter(id=game_id, seq=old.seq, outbox_seq=slot.outbox_seq) \
-                    .using_db(conn).update(**values)
-                if n != 1:
-                    raise _Stale()
-                await EventLog.create(using_db=conn, game_id=game_id, seq=new.seq,
-                                      command=command_json, events=events_json)
-                await _write_outbox(conn, game_id, slot.outbox_seq, rows, now)
-                if [p.uid for p in old.players] != [p.uid for p in new.players]:
-                    await _seat_players(conn, game_id, slot.guild_id, new)
-                if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
-                    await _count_stats(conn, slot.guild_id, new)
-                if self.commit_hooks:
-                    commit = Commit(game_id=game_id, guild_id=slot.guild_id, command=command,
-                                    old=old, new=new, events=out.events)
-                    for hook in self.commit_hooks:
-                        await hook(conn, commit)
+            await self._group.run(write)
         except (_Stale, RuleError):
             raise
         except Exception as exc:
@@ -548,7 +560,7 @@ class GameService:
             row = await Game.get_or_none(id=game_id)
             if row is None:
                 raise GameNotFound(game_id)
-            slot.state = GameState.model_validate_json(row.state)
+            slot.state, slot.state_json = GameState.model_validate_json(row.state), row.state
             slot.outbox_seq, slot.guild_id = row.outbox_seq, row.guild_id
             slot.info = self._seen(GameInfo.of(row))
         return slot.state
@@ -608,12 +620,8 @@ def _dumps(payload: Any) -> str:
 
 
 async def _write_outbox(conn: BaseDBAsyncClient, game_id: int, last: int,
-                        rows: Iterable[tuple[str, str]], now: datetime) -> None:
-    entries = [Outbox(game_id=game_id, ordinal=last + i, kind=kind, payload=payload,
-                      next_attempt_at=now)
-               for i, (kind, payload) in enumerate(rows, start=1)]
-    if entries:
-        await Outbox.bulk_create(entries, using_db=conn)
+                        rows: Sequence[tuple[str, str]], now: datetime) -> None:
+    await statements.insert_outbox(conn, game_id, last, rows, now)
 
 
 async def _seat_players(conn: BaseDBAsyncClient, game_id: int, guild_id: int,

@@ -360,3 +360,33 @@ def test_a_kill_story_is_published_unsigned_in_the_morning() -> None:
     morning = next(e for e in events if e.kind == "morning")
     assert morning.data["stories"] == ["A shot rang out over the harbour."]
     assert str(g.id("Kate")) not in str(morning.data)
+
+
+def test_a_command_sent_in_a_phase_that_ended_is_refused() -> None:
+    """RULES.md 11 (races): the sender's phase travels with the command; the engine
+    refuses a phase-bound command whose phase is over, and nothing changes."""
+    g = Game(BASE)
+    g.to_night(0)
+    night0 = (g.state.serial, g.state.number)
+    g.night("Don", "C1")  # the order itself, given while night 0 is open, is fine
+    # an order sent during night 0 that arrives after it resolved
+    g.advance()
+    day1 = (g.state.serial, g.state.number)
+    before = g.state.model_copy(deep=True)
+    late = [
+        c.NightOrder(by=g.id("Vito"), at=g.tick(), target=g.id("C2"), seen=night0),
+        c.Vote(by=g.id("C2"), at=g.tick(), target=g.id("Don"), seen=night0),
+        c.Advance(by=MASTER, at=g.tick(), seen=night0),  # a second "end the phase"
+    ]
+    for cmd in late:
+        with pytest.raises(RuleError) as refused:
+            g.do(cmd)
+        assert refused.value.code == "phase_ended"
+        assert g.state == before
+    # sent in the phase it arrives in: accepted; day 1 orders count for night 1
+    g.do(c.Vote(by=g.id("C2"), at=g.tick(), target=g.id("Don"), seen=day1))
+    g.advance()
+    assert g.state.phase is PhaseKind.NIGHT and g.state.number == 1
+    actor = next(n for n in ("Bob", "Ivan", "Kate") if g.alive(n))
+    g.do(c.NightOrder(by=g.id(actor), at=g.tick(), target=g.id("C3"), seen=day1))
+    assert g.state.seq == before.seq + 3
