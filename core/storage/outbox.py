@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from tortoise.backends.base.client import BaseDBAsyncClient
+
 from core.events import Event
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
@@ -100,6 +102,7 @@ class OutboxWorker:
         self.delivered = 0
         self.parked = 0
         self._owns = owns if owns is not None or service is None else service.owns
+        self._service = service
         if service is not None:
             service.outbox_listeners.append(self.wake)
 
@@ -175,9 +178,11 @@ class OutboxWorker:
                         break
                     due.append(row)
                 if len(due) > 1:
-                    await self._attempt_batch(due)
+                    sent = await self._attempt_batch(due)
                 else:
-                    await self._attempt(head)
+                    sent = await self._attempt(head)
+                if len(rows) < self._batch_size and sent == len(rows):
+                    return  # all there was went out; the scan (see finally) finds newer ones
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -187,7 +192,8 @@ class OutboxWorker:
             self._serving.pop(game_id, None)
             self._wake.set()  # rescan: entries may have arrived while we were finishing
 
-    async def _attempt(self, row: Outbox) -> None:
+    async def _attempt(self, row: Outbox) -> int:
+        """Deliver one entry; how many went out (0 or 1)."""
         entry = _entry(row)
         try:
             async with self._slots:
@@ -198,16 +204,17 @@ class OutboxWorker:
             row.next_attempt_at = self._now() + timedelta(seconds=exc.seconds)
             row.last_error = str(exc)
             await row.save(update_fields=["next_attempt_at", "last_error"])
-            return
+            return 0
         except Exception as exc:
             await self._failed(row, entry, f"{type(exc).__name__}: {exc}")
-            return
-        row.status, row.delivered_at = DELIVERED, self._now()
-        await row.save(update_fields=["status", "delivered_at"])
+            return 0
+        await self._mark_delivered([row.id])
         self.delivered += 1
+        return 1
 
-    async def _attempt_batch(self, rows: list[Outbox]) -> None:
-        """Offer several due entries; a failure counts against the first one only."""
+    async def _attempt_batch(self, rows: list[Outbox]) -> int:
+        """Offer several due entries; a failure counts against the first one only.
+        Returns how many went out."""
         assert self._deliver_batch is not None
         entries = [_entry(row) for row in rows]
         head, first = rows[0], entries[0]
@@ -220,13 +227,27 @@ class OutboxWorker:
             head.next_attempt_at = self._now() + timedelta(seconds=exc.seconds)
             head.last_error = str(exc)
             await head.save(update_fields=["next_attempt_at", "last_error"])
-            return
+            return 0
         except Exception as exc:
             await self._failed(head, first, f"{type(exc).__name__}: {exc}")
-            return
-        await Outbox.filter(id__in=[row.id for row in rows[:taken]]) \
-            .update(status=DELIVERED, delivered_at=self._now())
+            return 0
+        await self._mark_delivered([row.id for row in rows[:taken]])
         self.delivered += taken
+        return taken
+
+    async def _mark_delivered(self, ids: list[int]) -> None:
+        """In a transaction shared with commands committing meanwhile (if the service is
+        known): a delivery then costs no sync of its own."""
+        now = self._now()
+
+        async def mark(conn: BaseDBAsyncClient | None) -> None:
+            await Outbox.filter(id__in=ids).using_db(conn) \
+                .update(status=DELIVERED, delivered_at=now)
+
+        if self._service is not None:
+            await self._service.write(mark)
+        else:
+            await mark(None)
 
     async def _failed(self, row: Outbox, entry: OutboxEntry, error: str) -> None:
         row.attempts += 1

@@ -431,6 +431,11 @@ class GameService:
             raise
         return len(rows)
 
+    async def write(self, work: Callable[[BaseDBAsyncClient], Awaitable[T]]) -> T:
+        """Run `work` (database writes only, through the connection it is given) in a
+        transaction it may share with commands committing at the same time."""
+        return await self._group.run(work)
+
     # --- reading ---------------------------------------------------------------
     async def state(self, game_id: int) -> GameState:
         """The current state (shared with the cache: treat it as read-only)."""

@@ -30,7 +30,7 @@ from core.events import Event
 from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
-from core.storage import service as service_module
+from core.storage import groupcommit
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
 from tests.bot.conftest import EVERYTHING
@@ -344,8 +344,9 @@ async def test_nobody_reachable_is_logged_and_the_outbox_moves_on(
 
 # --- the database refuses to commit ------------------------------------------------------------
 def failing_commit(message: str) -> Callable[..., Any]:
-    """`in_transaction` whose commit fails: the work is rolled back, the error raised."""
-    real = service_module.in_transaction
+    """`in_transaction` whose commit fails: the work is rolled back, the error raised
+    (the one commands commit through: core/storage/groupcommit.py)."""
+    real = groupcommit.in_transaction
 
     @asynccontextmanager
     async def broken(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
@@ -364,7 +365,7 @@ async def test_database_errors_are_reported_not_swallowed(
     await start(t)
     p = t.players[0]
     before = len(await rows(t))
-    monkeypatch.setattr(service_module, "in_transaction", failing_commit(message))
+    monkeypatch.setattr(groupcommit, "in_transaction", failing_commit(message))
     with caplog.at_level(logging.ERROR):
         res = await t.do(p, "checkin")
     assert res.ephemeral and res.text == tr("error.internal_error", "en")
@@ -397,7 +398,7 @@ async def test_database_error_behind_the_vote_menu_is_reported(
     await t.advance()  # day 1: the announcement carries the vote menu
     voter, target = (await t.living())[:2]
     menu = h.find_component_message(f"mafia:vote:{t.game_id}:1")
-    monkeypatch.setattr(service_module, "in_transaction", failing_commit("database is locked"))
+    monkeypatch.setattr(groupcommit, "in_transaction", failing_commit("database is locked"))
     with caplog.at_level(logging.ERROR):
         res = await h.select(voter, menu, [str(target.id)], f"mafia:vote:{t.game_id}:1")
     assert res.ephemeral and res.text == tr("error.internal_error", "en")
