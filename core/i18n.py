@@ -58,7 +58,6 @@ import logging
 import math
 import os
 import re
-import string
 import tomllib
 from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -383,7 +382,7 @@ class Catalogue:
 
         args = _Params({name: _format_param(value, used) for name, value in params.items()})
         try:
-            text = string.Formatter().vformat(template, (), args)
+            text = template.format_map(args)
         except (ValueError, IndexError, AttributeError) as exc:
             self._problem(
                 f"key {key!r} ({used}): bad template {template!r}: {exc}", key, ValueError
