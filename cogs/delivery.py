@@ -19,7 +19,7 @@ from core.i18n import t
 from core.narrate import team_name
 from core.rules.context import Ctx
 from core.rules.phases import team_access
-from core.storage.outbox import OutboxEntry, RetryAfter
+from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo
 
 from .ui.components import day_view, role_view
@@ -48,6 +48,17 @@ def route(event: Event) -> bool:
     return event.audience.kind in ("public", "team") and event.kind not in ANSWERED_IN_PLACE
 
 
+def _translated(exc: discord.HTTPException) -> Exception:
+    """What the outbox should do about a refusal: wait (429), give up at once (404: the
+    channel or message is gone, and retrying for minutes would only delay telling the
+    master), or count a failed attempt (anything else)."""
+    if exc.status == 429:
+        return RetryAfter(retry_after(exc))
+    if exc.status == 404:
+        return Undeliverable(str(exc))
+    return exc
+
+
 def member_overwrite(writer: bool) -> discord.PermissionOverwrite:
     return discord.PermissionOverwrite(view_channel=True, read_message_history=True,
                                        send_messages=writer)
@@ -71,9 +82,7 @@ class Delivery:
         except discord.RateLimited as exc:  # discord.py gave up waiting (max_ratelimit_timeout)
             raise RetryAfter(exc.retry_after) from exc
         except discord.HTTPException as exc:
-            if exc.status == 429:
-                raise RetryAfter(retry_after(exc)) from exc
-            raise
+            raise _translated(exc) from exc
 
     async def deliver_batch(self, entries: list[OutboxEntry]) -> int:
         """The OutboxWorker's batch hook: the leading entries made by one command go out
@@ -99,8 +108,8 @@ class Delivery:
                 return lead
             if isinstance(exc, discord.RateLimited):
                 raise RetryAfter(exc.retry_after) from exc
-            if isinstance(exc, discord.HTTPException) and exc.status == 429:
-                raise RetryAfter(retry_after(exc)) from exc
+            if isinstance(exc, discord.HTTPException):
+                raise _translated(exc) from exc
             raise
         return len(run)
 

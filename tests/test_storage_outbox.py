@@ -13,7 +13,13 @@ from core import commands as c
 from core.sim import MASTER
 from core.storage.db import close_db, init_db
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
-from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter, exponential_backoff
+from core.storage.outbox import (
+    OutboxEntry,
+    OutboxWorker,
+    RetryAfter,
+    Undeliverable,
+    exponential_backoff,
+)
 from core.storage.service import DiscordPatch, GameService, OutboxItem
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -177,6 +183,34 @@ async def test_parks_after_max_attempts_and_tells(game_service: GameService,
     assert await statuses(gid) == [DELIVERED, PARKED, DELIVERED]
     assert any("parked" in r.getMessage() and r.levelno == logging.ERROR for r in caplog.records)
     assert worker.parked == 1
+
+
+async def test_undeliverable_parks_at_once(game_service: GameService) -> None:
+    """A destination that is gone (Discord 404) is not retried through every backoff."""
+    svc = game_service
+    gid = await game_with_entries(svc, 10, 2)
+    tries: list[tuple[int, int]] = []
+    parked: list[OutboxEntry] = []
+
+    async def deliver(entry: OutboxEntry) -> None:
+        tries.append(entry.key)
+        if entry.key == (gid, 1):
+            raise Undeliverable("404 Not Found (error code: 10003): Unknown Channel")
+
+    async def notify(entry: OutboxEntry, error: str) -> None:
+        parked.append(entry)
+
+    worker = OutboxWorker(deliver, service=svc, notify_parked=notify, max_attempts=8,
+                          backoff=TINY)
+    await worker.start()
+    try:
+        await until(lambda: len(tries) == 2)
+        await worker.idle()
+    finally:
+        await worker.stop()
+    assert tries == [(gid, 1), (gid, 2)]
+    assert [e.attempts for e in parked] == [1]
+    assert await statuses(gid) == [PARKED, DELIVERED]
 
 
 async def test_slow_channel_does_not_hold_back_other_games(game_service: GameService) -> None:

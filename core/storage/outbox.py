@@ -39,6 +39,11 @@ class RetryAfter(Exception):
         self.seconds = max(0.0, float(seconds))
 
 
+class Undeliverable(Exception):
+    """Raised by `deliver` when retrying cannot help (the channel is gone): the entry is
+    parked at once and the master told, instead of after every backoff."""
+
+
 @dataclass(frozen=True)
 class OutboxEntry:
     id: int
@@ -206,7 +211,8 @@ class OutboxWorker:
             await row.save(update_fields=["next_attempt_at", "last_error"])
             return 0
         except Exception as exc:
-            await self._failed(row, entry, f"{type(exc).__name__}: {exc}")
+            await self._failed(row, entry, f"{type(exc).__name__}: {exc}",
+                               final=isinstance(exc, Undeliverable))
             return 0
         await self._mark_delivered([row.id])
         self.delivered += 1
@@ -229,7 +235,8 @@ class OutboxWorker:
             await head.save(update_fields=["next_attempt_at", "last_error"])
             return 0
         except Exception as exc:
-            await self._failed(head, first, f"{type(exc).__name__}: {exc}")
+            await self._failed(head, first, f"{type(exc).__name__}: {exc}",
+                               final=isinstance(exc, Undeliverable))
             return 0
         await self._mark_delivered([row.id for row in rows[:taken]])
         self.delivered += taken
@@ -249,10 +256,11 @@ class OutboxWorker:
         else:
             await mark(None)
 
-    async def _failed(self, row: Outbox, entry: OutboxEntry, error: str) -> None:
+    async def _failed(self, row: Outbox, entry: OutboxEntry, error: str, *,
+                      final: bool = False) -> None:
         row.attempts += 1
         row.last_error = error[:2000]
-        if row.attempts < self._max_attempts:
+        if row.attempts < self._max_attempts and not final:
             row.next_attempt_at = self._now() + timedelta(seconds=self._backoff(row.attempts))
             log.warning("outbox %s of game %s failed (attempt %s): %s",
                         entry.ordinal, entry.game_id, row.attempts, error)
