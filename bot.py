@@ -112,6 +112,7 @@ class MafiaBot(commands.Bot):
         await self.outbox.stop()
         await self.scheduler.stop()
         await super().close()
+        await self.service.close()
         if self.manage_db:
             await close_db()
 

@@ -47,6 +47,12 @@ class GroupCommitter:
             self._draining = asyncio.ensure_future(self._drain())
         return await asyncio.shield(future)
 
+    async def idle(self) -> None:
+        """Wait until every submitted piece is committed or failed (before closing the
+        database: a transaction cut off by the close would leave its callers guessing)."""
+        while self._draining is not None and not self._draining.done():
+            await asyncio.wait([self._draining])
+
     async def _drain(self) -> None:
         while self._queue:
             group = self._queue[:self.max_group]

@@ -431,6 +431,10 @@ class GameService:
             raise
         return len(rows)
 
+    async def close(self) -> None:
+        """Let the commits in flight finish (call before closing the database)."""
+        await self._group.idle()
+
     async def write(self, work: Callable[[BaseDBAsyncClient], Awaitable[T]]) -> T:
         """Run `work` (database writes only, through the connection it is given) in a
         transaction it may share with commands committing at the same time."""
