@@ -6,6 +6,8 @@ Sections (README, "Performance"):
   backends  the same command stream through the GameService on SQLite and PostgreSQL
   discord   /vote, /night, /role through the real bot and the harness on SQLite on disk:
             p50/p95/p99 with 1, 100 and 500 games played at once; saturated throughput
+  processes the saturated stream again with K bot processes (shard i of K each) on one
+            SQLite file (K = --processes, default the CPU count)
   rest      Discord REST calls per complete 12-player game against a lower bound
   memory    memory per live game at 1,000 live games
   restart   time for a new bot to resume 1,000 live games
@@ -33,6 +35,7 @@ from typing import Any
 from . import backends, floor, resume
 from . import engine as engine_bench
 from .e2e import Bench, measure
+from .processes import measure as measure_processes
 from .rest import rest_per_game
 
 P99_TARGET_MS = 50.0
@@ -54,6 +57,10 @@ class Sizes:
     per_game_rate: float = 0.2  # commands per second per game (see README)
     saturated_samples: int = 1500
     saturated_workers: int = 32
+    processes: int = field(default_factory=lambda: _cpus())  # bot processes (shards)
+    process_games: int = 250  # live games per process
+    process_samples: int = 1500  # commands per process
+    process_workers: int = 32  # clients per process
     rotate: int = 30  # the one-game run moves to a fresh game after this many commands
     live_games: int = 1000
     backend_games: int = 20
@@ -65,7 +72,8 @@ SMOKE = Sizes(
     engine_players=[10, 20, 30], engine_min_games=1, engine_budget_s=0.0,
     night_players=[6, 12], night_seeds=1, night_repeat=1, floor_commits=50,
     e2e_games=[1, 3], e2e_samples={1: 6, 3: 6}, per_game_rate=5.0, saturated_samples=9,
-    saturated_workers=3, rotate=3, live_games=4, backend_games=2, backend_players=6,
+    saturated_workers=3, processes=2, process_games=2, process_samples=6, process_workers=2,
+    rotate=3, live_games=4, backend_games=2, backend_players=6,
 )
 
 
@@ -108,6 +116,19 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
         "ratio": sat["throughput_per_s"] / out["floor"]["commits_per_s"],
         "durable_ratio": sat["durable_per_s"] / out["floor"]["commits_per_s"],
     }
+
+    log(f"processes: the saturated stream with {sizes.processes} bot processes (shards) "
+        "on one SQLite file ...")
+    out["processes"] = many = await measure_processes(
+        workdir / "shards", processes=sizes.processes, games=sizes.process_games,
+        samples=sizes.process_samples, workers=sizes.process_workers)
+    log(f"  {many['processes']} processes over {many['games']} games: "
+        f"{many['throughput_per_s']:.0f} commands/s")
+    out["floor_ratio"].update(
+        processes_per_s=many["throughput_per_s"],
+        processes_durable_per_s=many["durable_per_s"],
+        processes_ratio=many["throughput_per_s"] / out["floor"]["commits_per_s"],
+        processes_durable_ratio=many["durable_per_s"] / out["floor"]["commits_per_s"])
 
     log("restart and memory: fresh processes on the same database ...")
     db, state_dir = workdir / "e2e" / "bench.db", workdir / "e2e"
@@ -223,6 +244,18 @@ def table(out: dict[str, Any]) -> str:
         f" (durable commands only: {_f(fr['durable_ratio'], 3)})")
     add(f"  set-up: {d['setup']['games']} live games via the service, "
         f"{_f(d['setup']['ms_per_game'], 0)} ms a game")
+    many = out["processes"]
+    add(f"  saturated, {many['processes']} processes (shards) on one SQLite file "
+        f"({many['workers']} clients over {many['games']} games): "
+        f"{_f(many['throughput_per_s'], 0)} commands/s ({_f(many['durable_per_s'], 0)} "
+        f"durable/s), p99 {_f(many['all']['p99_ms'])} ms; "
+        f"stream/floor = {_f(fr['processes_ratio'], 3)} "
+        f"(durable: {_f(fr['processes_durable_ratio'], 3)})")
+    add("    per process: " + ", ".join(
+        f"shard {p['shard']} {_f(p['throughput_per_s'], 0)}/s over {_f(p['seconds'], 1)} s"
+        for p in many["per_process"])
+        + f"; all {_f(many['seconds'], 1)} s, overlapping {_f(many['overlap_s'], 1)} s, "
+        f"{_f(many['cores_busy'], 2)} cores busy")
     add("")
     r = out["rest"]
     add(f"REST  one complete {r['players']}-player game: {r['rest_calls']} calls "
@@ -247,6 +280,8 @@ def table(out: dict[str, Any]) -> str:
     for name, t in out["targets"].items():
         add(f"  {name:<24} {_f(t['value'], 3):>8}  target {t['target']:<13} "
             f"{'met' if t['met'] else 'MISSED'}")
+    add(f"  {'(K processes) / floor':<24} {_f(out['floor_ratio']['processes_ratio'], 3):>8}  "
+        f"informative: {out['processes']['processes']} shard processes on one SQLite file")
     return "\n".join(lines)
 
 
@@ -257,12 +292,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
     parser.add_argument("--rate", type=float, help="commands/s per game under load")
     parser.add_argument("--postgres", help="a PostgreSQL URL for the backends column")
+    parser.add_argument("--processes", type=int,
+                        help="bot processes (shards) for the multi-process saturated run "
+                             "(default: the CPU count; 2 with --smoke)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     sizes = SMOKE if args.smoke else Sizes()
     if args.rate:
         sizes.per_game_rate = args.rate
     sizes.postgres = args.postgres
+    if args.processes:
+        sizes.processes = args.processes
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
     for sub in ("e2e", "rest"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)

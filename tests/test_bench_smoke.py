@@ -39,6 +39,18 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert out["floor"]["commits"] == SMOKE.floor_commits
     assert out["floor_ratio"]["ratio"] > 0
 
+    # K shard processes on one SQLite file: each ran its own games, the loops overlapped
+    many = out["processes"]
+    assert many["processes"] == SMOKE.processes == len(many["per_process"])
+    assert sorted(p["shard"] for p in many["per_process"]) == list(range(SMOKE.processes))
+    for p in many["per_process"]:
+        assert p["games"] == SMOKE.process_games and p["refused"] == 0
+        assert p["commands"] == SMOKE.process_samples
+    assert many["commands"] == SMOKE.processes * SMOKE.process_samples == many["all"]["n"]
+    assert many["overlap_s"] > 0 and many["throughput_per_s"] > 0
+    assert out["floor_ratio"]["processes_ratio"] > 0
+    assert "processes (shards) on one SQLite file" in printed
+
     # a whole game was played through Discord and its calls counted against the bound
     rest = out["rest"]
     assert rest["winners"] or rest["draw"]
