@@ -206,13 +206,13 @@ class Bench:
                        and (standing is None or u != standing.target)]
             if targets:
                 return voter, "vote", {"player": str(rng.choice(targets))}
-        if kind == "night":
-            actors = [u for u in living if night_move(state, u) is not None
-                      and legal_targets(state, u, "night")]
-            if actors:
-                actor = rng.choice(actors)
-                return actor, "night", {
-                    "target": str(rng.choice(legal_targets(state, actor, "night")))}
+        if kind == "night":  # the client's own work: targets only of the actor chosen
+            actors = [u for u in living if night_move(state, u) is not None]
+            rng.shuffle(actors)
+            for actor in actors:
+                targets = legal_targets(state, actor, "night")
+                if targets:
+                    return actor, "night", {"target": str(rng.choice(targets))}
         return rng.choice(game.players), "role", {}
 
     async def fire(self, game: LiveGame, kind: str, rng: random.Random) -> None:
