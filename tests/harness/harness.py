@@ -62,26 +62,52 @@ def _bits(value: int | discord.Permissions | None) -> int:
     return perms.as_bits(value)
 
 
+def _loop_idle(loop: asyncio.AbstractEventLoop) -> bool:
+    """True when no callback is ready and no timer is due: another iteration could only
+    pick up work that needs real time to pass (threads, I/O, later timers), which a
+    fixed number of iterations never guaranteed either.  Stopping there saves most of
+    ``settle``'s iterations when a test drives the bot one interaction at a time.  An
+    event loop without asyncio's internals (``_ready``/``_scheduled``) is never idle."""
+    ready = getattr(loop, "_ready", None)
+    scheduled = getattr(loop, "_scheduled", None)
+    if ready is None or scheduled is None or ready:
+        return False
+    return not scheduled or scheduled[0].when() > loop.time()
+
+
 # ------------------------------------------------------------------------ results
 
 
-class _ErrorCollector(logging.Handler):
-    """Collects exceptions discord.py logs as "Ignoring exception in ..." for one dispatch
+@dataclass
+class _ErrorCollector:
+    """Exceptions discord.py logs as "Ignoring exception in ..." for one dispatch
     (records logged from another harness dispatch's tasks are ignored)."""
 
-    def __init__(self, origin: int | None = None) -> None:
+    origin: int | None = None
+    errors: list[BaseException] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def wants(self, source: int | None) -> bool:
+        return source is None or self.origin is None or source == self.origin
+
+
+class _ErrorRouter(logging.Handler):
+    """The one handler a harness puts on the ``discord`` logger while dispatches are in
+    flight; it hands each error record to the collectors that want it.  (A handler per
+    dispatch cost a lock, a weakref and two logger edits per interaction.)"""
+
+    def __init__(self) -> None:
         super().__init__(logging.ERROR)
-        self.origin = origin
-        self.errors: list[BaseException] = []
-        self.messages: list[str] = []
+        self.collectors: list[_ErrorCollector] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        source = CURRENT_ORIGIN.get()
-        if source is not None and self.origin is not None and source != self.origin:
+        if not record.exc_info or record.exc_info[1] is None:
             return
-        if record.exc_info and record.exc_info[1] is not None:
-            self.errors.append(record.exc_info[1])
-            self.messages.append(record.getMessage())
+        source = CURRENT_ORIGIN.get()
+        for collector in self.collectors:
+            if collector.wants(source):
+                collector.errors.append(record.exc_info[1])
+                collector.messages.append(record.getMessage())
 
 
 @dataclass
@@ -264,6 +290,7 @@ class Harness:
         self._seen_unhandled = 0
         self._seen_gateway_errors = 0
         self._collectors: list[list[asyncio.Task[Any]]] = []
+        self._error_router = _ErrorRouter()
         self._spans: dict[int, list[int | None]] = {}
         self._factory: tuple[asyncio.AbstractEventLoop, Any, Any] | None = None
 
@@ -377,13 +404,19 @@ class Harness:
 
     @contextlib.contextmanager
     def _collect_errors(self, origin: int | None = None) -> Iterator[_ErrorCollector]:
+        """Collect the bot's logged errors for one dispatch; the shared router is on the
+        ``discord`` logger only while some dispatch is collecting."""
         collector = _ErrorCollector(origin)
-        logger = logging.getLogger("discord")
-        logger.addHandler(collector)
+        router = self._error_router
+        if not router.collectors:
+            logging.getLogger("discord").addHandler(router)
+        router.collectors.append(collector)
         try:
             yield collector
         finally:
-            logger.removeHandler(collector)
+            router.collectors.remove(collector)
+            if not router.collectors:
+                logging.getLogger("discord").removeHandler(router)
 
     async def _wait(
         self, tasks: Sequence[asyncio.Task[Any]], label: str, record: InteractionRecord | None
@@ -452,16 +485,23 @@ class Harness:
         start, end = self._spans[origin]
         assert start is not None
         stop = len(self.fake.requests) if end is None else end
-        others = {
-            o
-            for o, (s, e) in self._spans.items()
-            if o != origin and s is not None and s < stop and (e is None or e > start)
-        }
-        return [
-            r
-            for r in self.fake.requests[start:stop]
-            if r.origin == origin or r.origin not in others
-        ]
+
+        def overlaps(other: int | None) -> bool:
+            span = self._spans.get(other) if other is not None else None
+            if span is None:
+                return False
+            s, e = span
+            return s is not None and s < stop and (e is None or e > start)
+
+        verdict: dict[int | None, bool] = {origin: False}
+        out: list[Captured] = []
+        for r in self.fake.requests[start:stop]:
+            other = verdict.get(r.origin)
+            if other is None:
+                other = verdict[r.origin] = overlaps(r.origin)
+            if not other:
+                out.append(r)
+        return out
 
     def _check(self, result: EventResult, label: str) -> None:
         if self.gateway is not None and len(self.gateway.errors) > self._seen_gateway_errors:
@@ -790,9 +830,13 @@ class Harness:
         )
 
     async def settle(self, rounds: int | None = None) -> None:
-        """Let already-scheduled callbacks run (a few event-loop iterations)."""
+        """Let already-scheduled callbacks run: event-loop iterations (``settle_rounds``
+        at most) until nothing is left to run without real time passing."""
+        loop = asyncio.get_running_loop()
         for _ in range(rounds or self.settle_rounds):
             await asyncio.sleep(0)
+            if _loop_idle(loop):
+                break
 
     # ------------------------------------------------------------------ interactions
 

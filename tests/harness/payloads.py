@@ -75,6 +75,7 @@ class PayloadBuilder:
         self.world = world
         self.client = client
         self._fake_command_ids: dict[tuple[int | None, str], int] = {}
+        self._schemas: dict[int, tuple[object, dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ common
 
@@ -85,10 +86,15 @@ class PayloadBuilder:
             raise HarnessError("the client has no CommandTree (use commands.Bot or attach a tree)")
         return tree
 
-    def channel_partial(self, channel_id: int, user_id: int) -> dict[str, Any]:
+    def channel_partial(
+        self, channel_id: int, user_id: int, permissions: int | None = None
+    ) -> dict[str, Any]:
+        """The interaction's ``channel``; ``permissions``: the user's, if already known."""
         data = self.world.channel_payload(channel_id)
         if data["type"] != DM:
-            data["permissions"] = str(self.world.channel_permissions(channel_id, user_id))
+            if permissions is None:
+                permissions = self.world.channel_permissions(channel_id, user_id)
+            data["permissions"] = str(permissions)
         return data
 
     def guild_of(self, channel_id: int) -> int | None:
@@ -109,6 +115,8 @@ class PayloadBuilder:
         if user_id not in self.world.users:
             raise HarnessError(f"unknown user {user_id}; create it with h.add_user/h.add_member")
         guild_id = self.guild_of(channel_id)
+        # the user's permissions in the channel go into three places; compute them once
+        user_perms = self.world.channel_permissions(channel_id, user_id)
         iid = self.world.next_id()
         token = f"harness-interaction-token-{iid}"
         payload: dict[str, Any] = {
@@ -122,19 +130,21 @@ class PayloadBuilder:
             "entitlement_sku_ids": [],
             "attachment_size_limit": ATTACHMENT_LIMIT,
             "channel_id": str(channel_id),
-            "channel": self.channel_partial(channel_id, user_id),
+            "channel": self.channel_partial(channel_id, user_id, user_perms),
         }
         if data is not None:
             payload["data"] = data
         if guild_id is not None:
             if not self.world.is_member(guild_id, user_id):
                 raise HarnessError(f"user {user_id} is not a member of guild {guild_id}")
-            if not self.world.channel_permissions(channel_id, user_id) & perms.VIEW_CHANNEL:
+            if not user_perms & perms.VIEW_CHANNEL:
                 raise HarnessError(
                     f"user {user_id} cannot see channel {channel_id}; "
                     "Discord would not let them act there"
                 )
             g = self.world.guild(guild_id)
+            member = self.world.member_payload(guild_id, user_id)
+            member["permissions"] = str(user_perms)
             payload.update(
                 {
                     "guild_id": str(guild_id),
@@ -144,7 +154,7 @@ class PayloadBuilder:
                         "features": [],
                     },
                     "guild_locale": g.data["preferred_locale"],
-                    "member": self.world.member_payload(guild_id, user_id, channel_id=channel_id),
+                    "member": member,
                     "app_permissions": str(self.world.bot_channel_permissions(channel_id)),
                     "authorizing_integration_owners": {"0": str(guild_id)},
                     "context": 0,
@@ -214,9 +224,21 @@ class PayloadBuilder:
             leaf=node,
             path=parts,
             scope=scope,
-            root_schema=root.to_dict(tree),
-            leaf_schema=node.to_dict(tree),
+            root_schema=self._schema(root),
+            leaf_schema=self._schema(node),
         )
+
+    def _schema(
+        self, command: app_commands.Command[Any, ..., Any] | app_commands.Group
+    ) -> dict[str, Any]:
+        """``command.to_dict(tree)``, built once per command object: every slash needs
+        it, and a group's walks all its subcommands.  Only the command's own fields are
+        read from it (options, contexts, permissions), which bots set up once; a test
+        that edits a command after invoking it must clear ``_schemas``.  Read-only."""
+        cached = self._schemas.get(id(command))
+        if cached is None or cached[0] is not command:
+            cached = self._schemas[id(command)] = (command, command.to_dict(self.tree))
+        return cached[1]
 
     def command_id(self, scope: int | None, name: str) -> int:
         registered = self.world.command_id(scope, name)

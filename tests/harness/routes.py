@@ -67,7 +67,10 @@ ALLOWED_CALLBACKS: dict[int, set[int]] = {2: {4, 5, 9}, 3: {4, 5, 6, 7, 9}, 4: {
 
 
 class RestApi:
-    """Handlers keyed by discord.py route templates; install with :meth:`install`."""
+    """Handlers keyed by discord.py route templates; install with :meth:`install`.
+
+    Handlers return live world objects: the transport encodes the answer at once, and
+    ``world.emit`` copies event data per listener, so neither needs a copy here."""
 
     def __init__(self, world: FakeWorld) -> None:
         self.world = world
@@ -161,7 +164,7 @@ class RestApi:
         "GET /applications/{application_id}/guilds/{guild_id}/commands",
     )
     def list_commands(self, c: Captured) -> Any:
-        return [clone(x) for x in self.world.commands.get(self._cmd_scope(c), {}).values()]
+        return list(self.world.commands.get(self._cmd_scope(c), {}).values())
 
     @route(
         "POST /applications/{application_id}/commands",
@@ -175,7 +178,7 @@ class RestApi:
         ]
         self.world.register_commands(scope, [*current, body])
         cid = self.world.command_id(scope, str(body.get("name")), int(body.get("type", 1)))
-        return Reply(201, clone(self.world.commands[scope][cid or 0]))
+        return Reply(201, self.world.commands[scope][cid or 0])
 
     @route(
         "GET /applications/{application_id}/commands/{command_id}",
@@ -196,7 +199,7 @@ class RestApi:
             return None
         if c.method == "PATCH":
             table[cid].update(clone(_body(c)))
-        return clone(table[cid])
+        return table[cid]
 
     # ------------------------------------------------------------------ guilds
 
@@ -353,11 +356,11 @@ class RestApi:
 
     @route("GET /guilds/{guild_id}/roles")
     def list_roles(self, c: Captured) -> Any:
-        return [clone(r) for r in self.world.guild(_i(c, "guild_id")).roles.values()]
+        return list(self.world.guild(_i(c, "guild_id")).roles.values())
 
     @route("GET /guilds/{guild_id}/roles/{role_id}")
     def get_role(self, c: Captured) -> Any:
-        return clone(self.world.role(_i(c, "guild_id"), _i(c, "role_id")))
+        return self.world.role(_i(c, "guild_id"), _i(c, "role_id"))
 
     def _check_role_perms(self, gid: int, body: dict[str, Any]) -> None:
         have = self.world.bot_base_permissions(gid)
@@ -382,7 +385,7 @@ class RestApi:
             mentionable=bool(body.get("mentionable", False)),
             color=int(body.get("color") or 0),
         )
-        role = clone(self.world.role(gid, ref.id))
+        role = self.world.role(gid, ref.id)
         self.world.emit("GUILD_ROLE_CREATE", {"guild_id": str(gid), "role": role})
         return role
 
@@ -400,8 +403,8 @@ class RestApi:
                 role[key] = body[key]
         if "permissions" in body:
             role["permissions"] = str(int(body["permissions"] or 0))
-        self.world.emit("GUILD_ROLE_UPDATE", {"guild_id": str(gid), "role": clone(role)})
-        return clone(role)
+        self.world.emit("GUILD_ROLE_UPDATE", {"guild_id": str(gid), "role": role})
+        return role
 
     @route("PATCH /guilds/{guild_id}/roles")
     def role_positions(self, c: Captured) -> Any:
@@ -410,8 +413,8 @@ class RestApi:
         for entry in c.json if isinstance(c.json, list) else []:
             role = self.world.role(gid, int(entry["id"]))
             role["position"] = int(entry["position"])
-            self.world.emit("GUILD_ROLE_UPDATE", {"guild_id": str(gid), "role": clone(role)})
-        return [clone(r) for r in self.world.guild(gid).roles.values()]
+            self.world.emit("GUILD_ROLE_UPDATE", {"guild_id": str(gid), "role": role})
+        return list(self.world.guild(gid).roles.values())
 
     @route("DELETE /guilds/{guild_id}/roles/{role_id}")
     def delete_role(self, c: Captured) -> Any:
@@ -569,7 +572,7 @@ class RestApi:
             cid, self.world.bot_id, body, files=files, msg_type=19 if ref else 0
         )
         self._emit_message("MESSAGE_CREATE", stored)
-        return clone(stored.payload)
+        return stored.payload
 
     @route("GET /channels/{channel_id}/messages")
     def history(self, c: Captured) -> Any:
@@ -583,7 +586,7 @@ class RestApi:
         if "after" in c.query:
             msgs = [m for m in msgs if m.id > int(c.query["after"])]
         limit = int(c.query.get("limit", 50))
-        return [clone(m.payload) for m in msgs[:limit]]
+        return [m.payload for m in msgs[:limit]]
 
     @route("GET /channels/{channel_id}/messages/{message_id}")
     def get_message(self, c: Captured) -> Any:
@@ -593,7 +596,7 @@ class RestApi:
         stored = self._message_in(cid, _i(c, "message_id"))
         if stored.ephemeral_for is not None:
             raise unknown("message")
-        return clone(stored.payload)
+        return stored.payload
 
     @route("PATCH /channels/{channel_id}/messages/{message_id}")
     def edit_message(self, c: Captured) -> Any:
@@ -607,7 +610,7 @@ class RestApi:
         validate_message_body(body, has_files=bool(c.files), editing=True)
         self.world.edit_message(stored.id, body, files=_files(c))
         self._emit_message("MESSAGE_UPDATE", stored)
-        return clone(stored.payload)
+        return stored.payload
 
     @route("DELETE /channels/{channel_id}/messages/{message_id}")
     def delete_message(self, c: Captured) -> Any:
@@ -660,7 +663,7 @@ class RestApi:
     def list_pins(self, c: Captured) -> Any:
         cid, _ = self._channel_in_guild(c)
         items = [
-            {"pinned_at": iso_now(), "message": clone(m.payload)}
+            {"pinned_at": iso_now(), "message": m.payload}
             for m in self.world.records_in(cid)
             if m.payload.get("pinned") and not m.deleted
         ]
@@ -832,6 +835,8 @@ class RestApi:
             raise ApiError(400, 40060, "Interaction has already been acknowledged.")
         body = _body(c)
         rtype = int(body.get("type", 0))
+        # decoded from the request just now: the records below keep it without copies
+        # (the world copies what it stores in messages)
         data: dict[str, Any] = dict(body.get("data") or {})
         allowed = set(ALLOWED_CALLBACKS.get(rec.type, set()))
         if rec.type == 5 and rec.message_id is None:
@@ -894,7 +899,7 @@ class RestApi:
             self.world.open_modals.setdefault(rec.user_id, []).append(
                 OpenModal(
                     custom_id=str(data.get("custom_id")),
-                    data=clone(data),
+                    data=data,
                     user_id=rec.user_id,
                     guild_id=rec.guild_id,
                     channel_id=rec.channel_id,
@@ -904,14 +909,14 @@ class RestApi:
             )
         rec.responded = True
         rec.response_type = rtype
-        rec.response_data = clone(data)
+        rec.response_data = data
         interaction: dict[str, Any] = {"id": str(rec.id), "type": rec.type}
         resource: dict[str, Any] = {"type": rtype}
         if stored is not None:
             interaction["response_message_id"] = str(stored.id)
             interaction["response_message_loading"] = rtype == 5
             interaction["response_message_ephemeral"] = bool(stored.payload["flags"] & EPHEMERAL)
-            resource["message"] = clone(stored.payload)
+            resource["message"] = stored.payload
         return {"interaction": interaction, "resource": resource}
 
     def _webhook_message(self, rec: InteractionRecord, c: Captured) -> StoredMessage:
@@ -944,7 +949,7 @@ class RestApi:
             rec.followup_ids.append(stored.id)
             self._emit_message("MESSAGE_CREATE", stored)
         if c.query.get("wait") in ("1", "true", "True"):
-            return clone(stored.payload)
+            return stored.payload
         return None
 
     @route(
@@ -953,7 +958,7 @@ class RestApi:
     )
     def webhook_get(self, c: Captured) -> Any:
         rec = self._record(c, webhook=True)
-        return clone(self._webhook_message(rec, c).payload)
+        return self._webhook_message(rec, c).payload
 
     @route(
         "PATCH /webhooks/{webhook_id}/{webhook_token}/messages/@original",
@@ -969,7 +974,7 @@ class RestApi:
             stored.payload["flags"] &= ~LOADING
             rec.loading = False
         self._emit_message("MESSAGE_UPDATE", stored)
-        return clone(stored.payload)
+        return stored.payload
 
     @route(
         "DELETE /webhooks/{webhook_id}/{webhook_token}/messages/@original",

@@ -95,14 +95,8 @@ def match_route(
     method: str, path: str, extra: Iterable[str] = ()
 ) -> tuple[str | None, dict[str, int | str]]:
     """Find the most specific template for ``method path``; returns (key, params)."""
-    candidates = list(discord_route_templates())
-    for key in extra:
-        m, p = key.split(" ", 1)
-        candidates.append(_compile(m, p))
     best: tuple[RouteTemplate, re.Match[str]] | None = None
-    for tpl in candidates:
-        if tpl.method != method:
-            continue
+    for tpl in _candidates(method, path.count("/"), tuple(extra)):
         match = tpl.regex.match(path)
         if match and (best is None or tpl.literals > best[0].literals):
             best = (tpl, match)
@@ -113,6 +107,18 @@ def match_route(
         value = unquote(raw)
         params[name] = int(value) if value.isdigit() else value
     return best[0].key, params
+
+
+@functools.lru_cache(maxsize=256)
+def _candidates(method: str, slashes: int, extra: tuple[str, ...]) -> tuple[RouteTemplate, ...]:
+    """The templates that could match a path of this method and depth (a segment never
+    holds a slash: parameters match [^/]+)."""
+    every = list(discord_route_templates())
+    for key in extra:
+        m, p = key.split(" ", 1)
+        every.append(_compile(m, p))
+    return tuple(t for t in every
+                 if t.method == method and t.path.rstrip("/").count("/") == slashes)
 
 
 # --------------------------------------------------------------------- records
@@ -141,9 +147,25 @@ class Captured:
     reason: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     status: int = 0
-    response: Any = None
     fault: str | None = None
     origin: int | None = None
+    _response: Any = field(default=None, repr=False)
+    #: JSON text of the answer, decoded into ``response`` on first read (see there)
+    _response_json: bytes | None = field(default=None, repr=False)
+
+    @property
+    def response(self) -> Any:
+        """The body the fake answered with, as discord.py received it: a snapshot, so
+        later world changes don't show.  A JSON answer is decoded from the bytes sent
+        to discord.py only when read (tests rarely look; every request made one)."""
+        if self._response_json is not None:
+            self._response = json.loads(self._response_json)
+            self._response_json = None
+        return self._response
+
+    @response.setter
+    def response(self, value: Any) -> None:
+        self._response, self._response_json = value, None
 
     def matches(self, route: str | None = None, **params: int | str) -> bool:
         """True if ``route`` (template key, ``"*"`` or None) and all ``params`` match."""
@@ -212,6 +234,8 @@ class FakeResponse:
         self.status = status
         self.reason = _REASONS.get(status, "Unknown")
         hdrs: CIMultiDict[str] = CIMultiDict(headers)
+        #: the body's JSON text when it was JSON-encoded, else None
+        self.json_text: bytes | None = None
         if isinstance(body, bytes):
             self._bytes = body
         elif body is None:
@@ -220,7 +244,7 @@ class FakeResponse:
             self._bytes = body.encode()
             hdrs.setdefault("Content-Type", "text/plain")
         else:
-            self._bytes = json.dumps(body).encode()
+            self._bytes = self.json_text = json.dumps(body).encode()
             hdrs["Content-Type"] = "application/json"
         self.headers: CIMultiDictProxy[str] = CIMultiDictProxy(hdrs)
 
@@ -639,9 +663,15 @@ class FakeDiscord:
         reply = (
             result if isinstance(result, Reply) else Reply(204 if result is None else 200, result)
         )
+        # Encoded right away, so handlers may return live world state uncopied; the
+        # record keeps the encoded text (no copy unless a test reads it).
+        response = FakeResponse(method, url, reply.status, reply.body, reply.headers)
         captured.status = reply.status
-        captured.response = reply.body
-        return FakeResponse(method, url, reply.status, reply.body, reply.headers)
+        if response.json_text is not None:
+            captured._response_json = response.json_text
+        else:
+            captured.response = reply.body
+        return response
 
     def _unhandled(self, captured: Captured, method: str, url: str) -> FakeResponse:
         self.unhandled.append(captured)
