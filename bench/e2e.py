@@ -32,7 +32,7 @@ from typing import Any
 
 import discord
 
-from bot import MafiaBot
+from bot import MafiaBot, tune_runtime
 from core import commands as c
 from core.engine import legal_targets, night_move
 from core.rules.voting import current_votes
@@ -225,6 +225,7 @@ class Bench:
 async def running_bot(workdir: Path) -> AsyncIterator[Bench]:
     """A MafiaBot on `workdir`/bench.db (the folder must exist) inside the harness."""
     settings = Settings(discord_token="bench", database_url=f"sqlite://{workdir / 'bench.db'}")
+    tune_runtime()  # as `mafia-bot run` does
     bot = MafiaBot(settings, state_dir=workdir)
     async with Harness(bot, timeout=60.0) as h:
         probe = LatencyProbe(h)

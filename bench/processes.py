@@ -77,7 +77,7 @@ async def child(db: Path, state_dir: Path, shard: int, count: int, games: int,
                 samples: int, workers: int) -> None:
     """Shard `shard` of `count`: set up `games` live games, say "ready", wait for "go" on
     stdin, run the closed loop, say "result"."""
-    from bot import MafiaBot
+    from bot import MafiaBot, tune_runtime
     from core.settings import Settings
     from core.storage.sharding import shard_of
     from tests.harness import Harness
@@ -85,6 +85,7 @@ async def child(db: Path, state_dir: Path, shard: int, count: int, games: int,
     from .e2e import Bench, LatencyProbe, closed_loop
 
     settings = Settings(discord_token="bench", database_url=f"sqlite://{db}")
+    tune_runtime()  # as `mafia-bot run` does
     bot = MafiaBot(settings, state_dir=state_dir, shard_count=count, shard_ids=[shard])
     h = Harness(bot, timeout=60.0)
     world = h.world

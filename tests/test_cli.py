@@ -56,3 +56,25 @@ def test_run_with_a_bad_database_url_says_so(tmp_path: Path) -> None:
     done = _run(tmp_path, DISCORD_TOKEN="fake", DATABASE_URL="mysql://nope")
     assert done.returncode == 2
     assert "DATABASE_URL" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_run_tunes_the_collector_before_the_bot_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mafia-bot run` collects garbage less often than CPython's default (bot.py)."""
+    import gc
+
+    import bot
+
+    seen: list[tuple[int, int, int]] = []
+
+    async def fake_run(client: object, token: str) -> None:
+        seen.append(gc.get_threshold())
+
+    before = gc.get_threshold()
+    monkeypatch.setenv("DISCORD_TOKEN", "x")
+    monkeypatch.setattr(bot, "_run", fake_run)
+    try:
+        assert bot.main() == 0
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [bot.GC_THRESHOLDS] and bot.GC_THRESHOLDS[0] > before[0]
