@@ -95,3 +95,24 @@ async def test_cancelled_caller_still_commits(storage_db: str, n: int) -> None:
             break
         await asyncio.sleep(0.01)
     assert await GuildSettings.all().count() == n
+
+
+async def test_a_stopped_committer_fails_every_waiter(storage_db: str) -> None:
+    """Cancelled at shutdown mid-transaction: whoever still waits hears of it, nobody hangs."""
+    group = GroupCommitter()
+    entered = asyncio.Event()
+
+    async def stuck(conn: BaseDBAsyncClient) -> None:
+        entered.set()
+        await asyncio.sleep(60)
+
+    first = asyncio.ensure_future(group.run(stuck))
+    await entered.wait()
+    later = [asyncio.ensure_future(group.run(insert(g))) for g in (1, 2)]
+    await asyncio.sleep(0)
+    assert group._draining is not None
+    group._draining.cancel()
+    outcomes = await asyncio.wait_for(
+        asyncio.gather(first, *later, return_exceptions=True), timeout=5)
+    assert all(isinstance(o, RuntimeError) for o in outcomes), outcomes
+    assert await GuildSettings.all().count() == 0

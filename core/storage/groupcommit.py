@@ -60,10 +60,13 @@ class GroupCommitter:
             try:
                 await self._group(group)
             except BaseException as exc:  # e.g. cancelled at shutdown: nobody waits forever
+                failed = exc if isinstance(exc, Exception) else RuntimeError("group commit stopped")
+                if not isinstance(exc, Exception):
+                    group += self._queue  # the drain ends here: fail what still waits too
+                    self._queue = []
                 for _, future in group:
                     if not future.done():
-                        future.set_exception(exc if isinstance(exc, Exception)
-                                             else RuntimeError("group commit stopped"))
+                        future.set_exception(failed)
                 if not isinstance(exc, Exception):
                     raise
 
