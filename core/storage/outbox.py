@@ -205,14 +205,8 @@ class OutboxWorker:
                 await self._deliver(entry)
         except asyncio.CancelledError:
             raise
-        except RetryAfter as exc:
-            row.next_attempt_at = self._now() + timedelta(seconds=exc.seconds)
-            row.last_error = str(exc)
-            await row.save(update_fields=["next_attempt_at", "last_error"])
-            return 0
         except Exception as exc:
-            await self._failed(row, entry, f"{type(exc).__name__}: {exc}",
-                               final=isinstance(exc, Undeliverable))
+            await self._not_delivered(row, entry, exc)
             return 0
         await self._mark_delivered([row.id])
         self.delivered += 1
@@ -229,14 +223,8 @@ class OutboxWorker:
                 taken = max(1, min(len(rows), await self._deliver_batch(entries)))
         except asyncio.CancelledError:
             raise
-        except RetryAfter as exc:
-            head.next_attempt_at = self._now() + timedelta(seconds=exc.seconds)
-            head.last_error = str(exc)
-            await head.save(update_fields=["next_attempt_at", "last_error"])
-            return 0
         except Exception as exc:
-            await self._failed(head, first, f"{type(exc).__name__}: {exc}",
-                               final=isinstance(exc, Undeliverable))
+            await self._not_delivered(head, first, exc)
             return 0
         await self._mark_delivered([row.id for row in rows[:taken]])
         self.delivered += taken
@@ -255,6 +243,17 @@ class OutboxWorker:
             await self._service.write(mark)
         else:
             await mark(None)
+
+    async def _not_delivered(self, row: Outbox, entry: OutboxEntry, exc: Exception) -> None:
+        """Wait as Discord asks (RetryAfter: no attempt counted), park at once
+        (Undeliverable), or count a failed attempt."""
+        if isinstance(exc, RetryAfter):
+            row.next_attempt_at = self._now() + timedelta(seconds=exc.seconds)
+            row.last_error = str(exc)
+            await row.save(update_fields=["next_attempt_at", "last_error"])
+            return
+        await self._failed(row, entry, f"{type(exc).__name__}: {exc}",
+                           final=isinstance(exc, Undeliverable))
 
     async def _failed(self, row: Outbox, entry: OutboxEntry, error: str, *,
                       final: bool = False) -> None:
