@@ -172,7 +172,9 @@ async def storage_db(storage_url: str) -> AsyncIterator[str]:
 
 
 @pytest_asyncio.fixture
-async def game_service(storage_db: str) -> GameService:
+async def game_service(storage_db: str) -> AsyncIterator[GameService]:
     from core.storage.service import GameService
 
-    return GameService()
+    service = GameService()
+    yield service
+    await service.close()  # commits still in flight land before the database closes

@@ -17,7 +17,7 @@ from core.errors import RuleError
 from core.settings import database_config
 from core.sim import MASTER
 from core.state import Options
-from core.storage import service as service_module
+from core.storage import statements
 from core.storage.db import close_db, init_db
 from core.storage.models import EventLog, Game, GamePlayer, Ledger, Outbox, UserStats
 from core.storage.service import (
@@ -109,17 +109,17 @@ async def test_failed_commit_writes_nothing_and_drops_the_cache(
     svc = game_service
     gid = await lobby(svc, players=6)
     before = await dump_tables()
-    real = service_module._write_outbox
+    real = statements.insert_outbox
 
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(service_module, "_write_outbox", broken)
+    monkeypatch.setattr(statements, "insert_outbox", broken)
     with pytest.raises(OSError):
         await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert await dump_tables() == before
     assert svc._slots[gid].state is None  # the next command re-reads the database
-    monkeypatch.setattr(service_module, "_write_outbox", real)
+    monkeypatch.setattr(statements, "insert_outbox", real)
     applied = await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert applied.seq == 7 and (await svc.state(gid)).player(300) is not None
     await svc.verify(gid)

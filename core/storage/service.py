@@ -246,7 +246,7 @@ class GameService:
                     deadline=state.deadline, seq=state.seq, outbox_seq=len(rows_json),
                     language=language or state.options.language,
                 )
-                await _write_outbox(conn, game.id, 0, rows_json, now)
+                await statements.insert_outbox(conn, game.id, 0, rows_json, now)
                 return game.id
 
         async with self._create_lock:
@@ -350,7 +350,8 @@ class GameService:
                                                updated_at=self._clock(), **columns)
                     if n != 1:
                         raise _Stale()
-                    await _write_outbox(conn, game_id, slot.outbox_seq, extra, self._clock())
+                    await statements.insert_outbox(conn, game_id, slot.outbox_seq, extra,
+                                                   self._clock())
             except Exception as exc:
                 if _conflict(exc):
                     raise _Stale() from exc
@@ -410,7 +411,7 @@ class GameService:
             if n != 1:
                 raise _Stale()
             await statements.insert_log(conn, game_id, new.seq, command_json, events_json, now)
-            await _write_outbox(conn, game_id, slot.outbox_seq, rows, now)
+            await statements.insert_outbox(conn, game_id, slot.outbox_seq, rows, now)
             if [p.uid for p in old.players] != [p.uid for p in new.players]:
                 await _seat_players(conn, game_id, slot.guild_id, new)
             if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
@@ -626,11 +627,6 @@ def _patched(info: GameInfo, patch: DiscordPatch | None) -> GameInfo:
 
 def _dumps(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-
-
-async def _write_outbox(conn: BaseDBAsyncClient, game_id: int, last: int,
-                        rows: Sequence[tuple[str, str]], now: datetime) -> None:
-    await statements.insert_outbox(conn, game_id, last, rows, now)
 
 
 async def _seat_players(conn: BaseDBAsyncClient, game_id: int, guild_id: int,
