@@ -17,8 +17,7 @@ import discord
 from core.events import Event
 from core.i18n import t
 from core.narrate import team_name
-from core.rules.context import Ctx
-from core.rules.phases import team_access
+from core.rules.channels import team_access
 from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo
 
@@ -257,7 +256,7 @@ class Delivery:
         if guild is not None and guild.get_channel(channel_id) is None:
             # deleted by someone mid-game: the team still needs its channel
             log.warning("game %s: channel of %s is gone; opening it again", info.id, team)
-            members, writers = team_access(Ctx(await self.service.state(info.id)), team)
+            members, writers = team_access(await self.service.state(info.id), team)
             await self.ensure_team_channel(info, team, members, writers)
             channel_id = (await self.service.info(info.id)).private_channels[team]
         await self._channel(channel_id).send(embed=event_embed(event, info.language))

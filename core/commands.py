@@ -50,6 +50,7 @@ class SetOptions(_Cmd):
 
 class Start(_Cmd):
     kind: Literal["start"] = "start"
+    confirm: bool = False  # the master accepts a likely lopsided composition
 
 
 class Cancel(_Cmd):
@@ -76,6 +77,8 @@ class Buy(_Cmd):
     item: str = Field(max_length=40)
     against: str | None = Field(default=None, max_length=40)  # protection: attacker kind
     if_hanged: int | None = None
+    unless_hanged: int | None = None  # "if X is not hanged"
+    if_nobody_hanged: bool = False
 
     def reads_funds(self) -> bool:
         return True
@@ -86,6 +89,8 @@ class Cast(_Cmd):
     spell: str = Field(max_length=40)
     target: int
     if_hanged: int | None = None
+    unless_hanged: int | None = None
+    if_nobody_hanged: bool = False
 
     def reads_funds(self) -> bool:
         return True
@@ -104,11 +109,13 @@ class NightOrder(_Cmd):
 
 class Share(_Cmd):
     kind: Literal["share"] = "share"
+    note: str | None = Field(default=None, max_length=MAX_TEXT)
 
 
 class Away(_Cmd):
     kind: Literal["away"] = "away"
     reason: str | None = Field(default=None, max_length=300)
+    until: int | None = Field(default=None, ge=0, le=1000)  # the last day (turn) covered
 
 
 class OccultExclude(_Cmd):

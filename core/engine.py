@@ -18,8 +18,14 @@ from core.rules import crypto, phases, shop
 from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.roles import Action, Role
-from core.rules.setup import MAX_PLAYERS, composition_for
-from core.state import Bonus, GameState, Options, PhaseKind, Player, VoteMark
+from core.rules.setup import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    composition_for,
+    lopsided,
+    negatives,
+)
+from core.state import Bonus, GameState, Notice, Options, PhaseKind, Player, VoteMark
 
 
 @dataclass
@@ -135,15 +141,21 @@ def _leave(ctx: Ctx, cmd: c.Leave) -> None:
 
 
 def _configure(ctx: Ctx, cmd: c.Configure) -> None:
+    """/game setup: refused at once, in /game start's words, when the start could never
+    accept it; a composition the start would question is accepted with the warning."""
     _master(ctx, cmd)
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP:
         raise RuleError("signup_closed")
-    from core.rules.setup import parse
+    from core.rules.setup import check_written
 
-    comp = parse(cmd.roles)
+    comp = check_written(cmd.roles, len(s.players), extra_roles=s.options.extra_roles)
     s.roles_text = cmd.roles
-    ctx.emit("roles_set", composition=[list(r) for r in comp.describe()], size=comp.size)
+    players = max(len(s.players), comp.size, MIN_PLAYERS)
+    full = composition_for(cmd.roles, players, extra_roles=s.options.extra_roles)
+    ctx.emit("roles_set", composition=[list(r) for r in comp.describe()], size=comp.size,
+             signed_up=len(s.players), lopsided=lopsided(full), negatives=negatives(full),
+             players=players)
 
 
 def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
@@ -165,9 +177,15 @@ def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
 
 
 def _start(ctx: Ctx, cmd: c.Start) -> None:
+    """Any composition where no side has won yet may start; a likely lopsided one
+    (negatives at half the players or more) only once the master confirms it."""
     _master(ctx, cmd)
-    if ctx.state.phase is not PhaseKind.SIGNUP:
+    s = ctx.state
+    if s.phase is not PhaseKind.SIGNUP:
         raise RuleError("already_started")
+    comp = composition_for(s.roles_text, len(s.players), extra_roles=s.options.extra_roles)
+    if lopsided(comp) and not cmd.confirm:
+        raise RuleError("setup_lopsided", negatives=negatives(comp), players=comp.size)
     phases.start_game(ctx, cmd.at)
 
 
@@ -224,7 +242,9 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
             raise RuleError("votes_final")
         if standing.target == target.uid and not cmd.shout:
             raise RuleError("already_voted_for", target=target.uid)
-    shouts = shop.shout(ctx, voter, dict(cmd.funds)) if cmd.shout else 0
+    shouts = standing.shouts if standing is not None and standing.target == target.uid else 0
+    if cmd.shout:
+        shouts += shop.shout(ctx, voter, target.uid, dict(cmd.funds))
     s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts))
     t = tally(s)
     ctx.emit("vote_cast", voter=voter.uid, target=target.uid, ghost=not voter.alive,
@@ -255,6 +275,9 @@ def _night(ctx: Ctx, cmd: c.NightOrder) -> None:
 
 
 def _share(ctx: Ctx, cmd: c.Share) -> None:
+    """"следователь имеет право передать сержанту всю имеющуюся у него информацию": his
+    check log (and a note) reaches each sergeant privately, from "the investigator"
+    without his name, since the sergeant does not know him."""
     _in_play(ctx)
     s = ctx.state
     p = _player(ctx, cmd.by)
@@ -263,22 +286,33 @@ def _share(ctx: Ctx, cmd: c.Share) -> None:
     sergeants = s.with_role(Role.SERGEANT)
     if not sergeants:
         raise RuleError("no_sergeant")
-    checks = [n for n in p.notices if n.kind == "check"]
+    checks = [n for n in p.notices if n.kind in ("check", "shared_check")]
     for sgt in sergeants:
+        have = {(n.night, n.data.get("target")) for n in sgt.notices if n.kind == "shared_check"}
         for n in checks:
-            sgt.notices.append(n.model_copy(update={"kind": "shared_check"}))
-    ctx.emit("log_shared", Audience.of_team("police", p.uid, *[x.uid for x in sergeants]),
-             by=p.uid, checks=[dict(n.data) for n in checks])
+            if (n.night, n.data.get("target")) not in have:
+                sgt.notices.append(n.model_copy(update={"kind": "shared_check"}))
+        if cmd.note:
+            sgt.notices.append(Notice(kind="police_note", night=s.number,
+                                      data={"text": cmd.note}))
+    ctx.emit("log_shared", Audience.to(*[x.uid for x in sergeants]),
+             checks=[{"night": n.night, **n.data} for n in checks], note=cmd.note or "")
 
 
 def _away(ctx: Ctx, cmd: c.Away) -> None:
+    """"пропустил два хода не подряд, но не предупредил мастера": a warning covers the
+    turns up to `until` (a day number; by default the current turn and the next)."""
     _in_play(ctx)
     p = _player(ctx, cmd.by)
-    p.away_until = ctx.state.serial + 1
+    turn = ctx.state.number  # day N and night N are turn N
+    until = turn + 1 if cmd.until is None else cmd.until
+    if until < turn:
+        raise RuleError("away_until_past", day=turn)
+    p.away_until = until
     p.away_reason = cmd.reason
-    ctx.emit("away_noted", Audience.master(), uid=p.uid, reason=cmd.reason,
-             until=p.away_until)
-    ctx.emit("away_ack", Audience.to(p.uid))
+    ctx.emit("away_noted", Audience.master(), uid=p.uid, reason=cmd.reason or "",
+             until=until)
+    ctx.emit("away_ack", Audience.to(p.uid), until=until)
 
 
 def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
@@ -363,18 +397,19 @@ def _rename_uid(s: GameState, old: int, new: int) -> None:
     s.covered = {new if k == old else k: [new if x == old else x for x in v]
                  for k, v in s.covered.items()}
     s.occult_excluded = [new if x == old else x for x in s.occult_excluded]
+    s.took_part = [new if x == old else x for x in s.took_part]
 
 
 def _buy(ctx: Ctx, cmd: c.Buy) -> None:
     _in_play(ctx)
     buyer = _player(ctx, cmd.by)
-    shop.buy(ctx, buyer, cmd.item, cmd.against, cmd.if_hanged, dict(cmd.funds))
+    shop.buy(ctx, buyer, cmd.item, cmd.against, shop.Condition.of(cmd), dict(cmd.funds))
 
 
 def _cast(ctx: Ctx, cmd: c.Cast) -> None:
     _in_play(ctx)
     caster = _player(ctx, cmd.by)
-    shop.cast(ctx, caster, cmd.spell, cmd.target, cmd.if_hanged, dict(cmd.funds))
+    shop.cast(ctx, caster, cmd.spell, cmd.target, shop.Condition.of(cmd), dict(cmd.funds))
 
 
 def _anon(ctx: Ctx, cmd: c.Anon) -> None:

@@ -104,6 +104,11 @@ def random_phase(table: Table, activity: float = 0.95) -> None:
             table.played.rejected += 1
         if table.state.options.shop and p.alive and rng.random() < 0.3:
             _shop(table, p.uid)
+        if p.alive and rng.random() < 0.03:
+            until = table.state.number + rng.randint(0, 3) if rng.random() < 0.5 else None
+            _try(table, c.Away(by=p.uid, at=table.tick(), until=until, reason="sim"))
+        if p.alive and p.role is Role.INVESTIGATOR and rng.random() < 0.2:
+            _try(table, c.Share(by=p.uid, at=table.tick(), note="sim"))
         if p.role is Role.OCCULTIST and rng.random() < 0.2:
             dead = legal_targets(table.state, p.uid, "occult")
             if dead:
@@ -126,14 +131,21 @@ def _shop(table: Table, uid: int) -> None:
     """Buy or cast something at random; refusals (funds, cap, limits) are fine."""
     s, rng = table.state, table.rng
     living = [p.uid for p in s.living()]
-    if s.phase is PhaseKind.DAY and s.number > 0 and rng.random() < 0.6:
-        spell = rng.choice(sorted(DAY_SPELLS))
-        _try(table, c.Cast(by=uid, at=table.tick(), spell=spell, target=rng.choice(living)))
+    day = s.phase is PhaseKind.DAY
+    # an evening order's condition: X hanged, X not hanged, nobody hanged, or none
+    cond: dict[str, int | bool] = {}
+    if day and rng.random() < 0.5:
+        key = rng.choice(("if_hanged", "unless_hanged", "if_nobody_hanged"))
+        cond = {key: True} if key == "if_nobody_hanged" else {key: rng.choice(living)}
+    if rng.random() < 0.6:
+        spell = rng.choice(sorted(DAY_SPELLS))  # by day for today; by night for tomorrow
+        _try(table, c.Cast(by=uid, at=table.tick(), spell=spell, target=rng.choice(living),
+                           **cond))
     elif rng.random() < 0.5:
         item = rng.choice(ITEMS)
         against = rng.choice(attacker_kinds(s)) if item == "protection" else None
-        cond = rng.choice(living) if s.phase is PhaseKind.DAY and rng.random() < 0.5 else None
-        _try(table, c.Buy(by=uid, at=table.tick(), item=item, against=against, if_hanged=cond))
+        _try(table, c.Buy(by=uid, at=table.tick(), item=item, against=against,
+                          **cond))
     else:
         spell = rng.choice(sorted(NIGHT_SPELLS))
         target = uid if spell == "destruction" else rng.choice(living)
@@ -150,7 +162,7 @@ def _try(table: Table, cmd: c.Command) -> None:
 def play(seed: int, players: int, options: Options | None = None, roles: str | None = None,
          max_phases: int = 400, on_phase: Callable[[Table], None] | None = None) -> Played:
     table = Table(seed, players, options, roles)
-    table.send(c.Start(by=MASTER, at=table.clock))
+    table.send(c.Start(by=MASTER, at=table.clock, confirm=True))
     for _ in range(max_phases):
         if table.state.over:
             break

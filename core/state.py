@@ -40,6 +40,12 @@ class Options(BaseModel):
     master_sees_anon: bool = False
     archive_channels: bool = True
     graveyard: bool = False
+    # The sergeant shares the police channel from the start (he then knows the
+    # investigator); off by default: "Следователь знает сержанта" is one way.
+    sergeant_in_police: bool = False
+    # The investigator's whole check log passes to the new investigator when he leaves
+    # the game; off: only what he chose to send with /share.
+    inherit_checks: bool = True
     language: str = "ru"
 
 
@@ -62,7 +68,9 @@ class Notice(BaseModel):
 
 
 class TurnMark(BaseModel):
-    serial: int
+    """One turn of one player: a day and the night after it (day 0 with night 0 is turn 0)."""
+
+    serial: int  # the turn's number (= its day's number)
     missed: bool
     excused: bool = False
 
@@ -77,7 +85,7 @@ class Player(BaseModel):
     death: Death | None = None
     checked_in: bool = False
     turns: list[TurnMark] = Field(default_factory=list)
-    away_until: int | None = None
+    away_until: int | None = None  # the last turn (day number) a warning covers
     away_reason: str | None = None
     notices: list[Notice] = Field(default_factory=list)
 
@@ -172,6 +180,8 @@ class PendingBuy(BaseModel):
     against: str | None = None
     target: int | None = None
     if_hanged: int | None = None
+    unless_hanged: int | None = None  # "if X is not hanged"
+    if_nobody_hanged: bool = False
     day: int
     seq: int
 
@@ -198,6 +208,7 @@ class GameState(BaseModel):
     operative_benched: dict[int, int] = Field(default_factory=dict)  # uid -> night lost
     days: list[DayRecord] = Field(default_factory=list)
     promoted: list[int] = Field(default_factory=list)  # sergeants who became investigator
+    took_part: list[int] = Field(default_factory=list)  # voted (checked in) on this turn's day
     saves: list[tuple[int, int]] = Field(default_factory=list)  # (saver, saved)
     winners: list[str] = Field(default_factory=list)
     draw: bool = False

@@ -12,9 +12,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from core.errors import RuleError
+from core.rules import channels, shop
 from core.rules import night as night_rules
-from core.rules import phases, shop
-from core.rules.context import Ctx
 from core.rules.economy import spending_cap
 from core.rules.roles import Action, Role, Side, info
 from core.rules.voting import base_weight, current_votes, tally
@@ -93,16 +92,11 @@ def card(state: GameState, uid: int) -> Card:
              rank=p.rank, notices=list(p.notices))
     if p.role is None:
         return c
-    ctx = Ctx(state)
-    for team, members in phases.teams(ctx).items():
-        if uid in members:
-            c.teams.append(team)
-            if team == phases.GRAVEYARD:  # shared by the dead: tells nobody's role
-                continue
-            for m in members:
-                q = state.player(m)
-                if m != uid and q is not None and all(x.uid != m for x in c.mates):
-                    c.mates.append(Mate(uid=m, role=q.role, alive=q.alive))
+    c.teams = [team for team, members in channels.teams(state).items() if uid in members]
+    for m in channels.known_to(state, uid):
+        q = state.player(m)
+        if q is not None:
+            c.mates.append(Mate(uid=m, role=q.role, alive=q.alive))
     c.first_night = info(p.role).first_night
     if state.phase in (PhaseKind.DAY, PhaseKind.NIGHT):
         c.night_move = night_rules.night_action(state, p)

@@ -157,6 +157,7 @@ class NightResult:
     causes: dict[int, str] = field(default_factory=dict)  # victim -> cause if not 'killed'
     stories: list[str] = field(default_factory=list)  # told with the kills, published unsigned
     bad_kills: list[int] = field(default_factory=list)
+    acted: set[int] = field(default_factory=set)  # gave an order for the night (inactivity)
 
 
 def _notice(p: Player, kind: str, night: int, **data: int | str | None) -> None:
@@ -179,7 +180,7 @@ def _ordered(ctx: Ctx, orders: list[Order]) -> list[Order]:
 def resolve(ctx: Ctx) -> NightResult:
     state = ctx.state
     night = state.number
-    result = NightResult()
+    result = NightResult(acted={o.actor for o in state.orders if o.night == night})
     orders = _within_allowance(state, [o for o in state.orders if o.night == night])
     protected: dict[int, int] = {}  # target -> bouncer
     dead_tonight: set[int] = set()

@@ -9,46 +9,28 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from core.events import Audience
-from core.rules import economy, shop, voting
+from core.rules import channels, economy, shop, voting
 from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.roles import Role, Side, info, is_role_player
 from core.rules.setup import composition_for
 from core.rules.victory import verdict
-from core.state import Clan, Death, DeathCause, PhaseKind, Player, TurnMark
+from core.state import Clan, Death, DeathCause, GameState, PhaseKind, Player, TurnMark
 
 # --- teams (private channels) ----------------------------------------------
-GRAVEYARD = "graveyard"  # a channel of the dead, not a team anyone knows the roles of
+# Membership is a pure function of the state (core/rules/channels.py); these wrappers
+# keep the Ctx-taking names for callers inside the engine.
+GRAVEYARD = channels.GRAVEYARD
 
 
 def teams(ctx: Ctx) -> dict[str, list[int]]:
     """Every private channel's members, dead members included (they keep reading)."""
-    state = ctx.state
-    out: dict[str, list[int]] = {}
-    for clan in state.clans:
-        out[f"clan:{clan.number}"] = [p.uid for p in state.clan_members(clan.number)]
-    investigators = [p.uid for p in state.with_role(Role.INVESTIGATOR, alive=False)]
-    sergeants = [p.uid for p in state.with_role(Role.SERGEANT, alive=False)]
-    if investigators or sergeants:
-        out["police"] = investigators + sergeants
-    operatives = [p.uid for p in state.with_role(Role.OPERATIVE, alive=False)]
-    if operatives:
-        out["opcop"] = investigators + operatives
-    if state.options.graveyard:  # master option: the dead talk among themselves
-        dead = [p.uid for p in state.players if not p.alive]
-        if dead:
-            out[GRAVEYARD] = dead
-    return out
+    return channels.teams(ctx.state)
 
 
 def team_access(ctx: Ctx, team: str) -> tuple[list[int], list[int]]:
     """A private channel's readers and writers (the dead read only, unless allowed)."""
-    members = teams(ctx).get(team, [])
-    writers = list(members) if team == GRAVEYARD else [
-        uid for uid in members
-        if (p := ctx.state.player(uid)) and (p.alive or ctx.state.options.dead_write)
-    ]
-    return members, writers
+    return channels.team_access(ctx.state, team)
 
 
 def emit_team(ctx: Ctx, team: str) -> None:
@@ -121,6 +103,11 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
 
 
 def promote_sergeant(ctx: Ctx) -> None:
+    """"в случае выбывания следователя становится следователем": the first living
+    sergeant takes the role, joins the police channel (the operative and he now know
+    each other) and receives the check log of the investigator who left: the whole log
+    (the night's check included, the investigator acting before the dice), or with the
+    master's option off only what was sent with /share (already on his card)."""
     state = ctx.state
     if any(p.alive for p in state.with_role(Role.INVESTIGATOR)):
         return
@@ -130,42 +117,73 @@ def promote_sergeant(ctx: Ctx) -> None:
     new = sergeants[0]
     new.role = Role.INVESTIGATOR
     state.promoted.append(new.uid)
-    ctx.emit("promoted", Audience.of_team("police", new.uid), uid=new.uid)
-    for team in ("police", "opcop"):
-        if team in teams(ctx):
-            emit_team(ctx, team)
+    ctx.emit("promoted", Audience.of_team(channels.POLICE, new.uid), uid=new.uid)
+    if state.options.inherit_checks:
+        shared = {(n.night, n.data.get("target")) for n in new.notices
+                  if n.kind == "shared_check"}
+        inherited = [n for old in state.with_role(Role.INVESTIGATOR, alive=False)
+                     if not old.alive for n in old.notices
+                     if n.kind == "check" and (n.night, n.data.get("target")) not in shared]
+        for n in inherited:
+            new.notices.append(n.model_copy(update={"kind": "shared_check"}))
+        ctx.emit("log_inherited", Audience.to(new.uid),
+                 checks=[{"night": n.night, **n.data} for n in inherited])
+    if channels.POLICE in teams(ctx):
+        emit_team(ctx, channels.POLICE)
 
 
 # --- inactivity --------------------------------------------------------------
-def record_turns(ctx: Ctx, obliged: list[int], missed: set[int]) -> None:
-    """Mark a turn for each obliged player; remove those the rules exclude."""
+def took_part_today(state: GameState) -> list[int]:
+    """Who took part in the day that is closing: a vote cast (even withdrawn later),
+    on day 0 the check-in."""
+    if state.number == 0:
+        return [p.uid for p in state.players if p.checked_in]
+    voted: list[int] = []
+    for mark in state.vote_log:
+        if mark.voter not in voted:
+            voted.append(mark.voter)
+    return voted
+
+
+def judge_turn(ctx: Ctx, acted: set[int]) -> list[int]:
+    """At the end of a night, the end of turn N (day N and night N): mark each living
+    player's turn and remove those the rules exclude; returns the removed, announced by
+    the caller in the morning report (never alone at the night's end: that would tell
+    everyone the removed player had a night move).
+
+    "Каждый, кто пропустил два хода подряд, исключается из игры. Также как и тот, кто
+    пропустил два хода не подряд, но не предупредил мастера." A turn is missed only when
+    the player took no part in it: no vote that day and no night order. Night powers are
+    optional ("может"), so an order is never required of one who voted."""
     state = ctx.state
-    for uid in obliged:
-        p = state.player(uid)
-        if p is None or not p.alive:
+    turn = state.number
+    removed: list[int] = []
+    for p in state.living():
+        missed = p.uid not in state.took_part and p.uid not in acted
+        excused = missed and p.away_until is not None and turn <= p.away_until
+        p.turns.append(TurnMark(serial=turn, missed=missed, excused=excused))
+        if not missed:
             continue
-        was_missed = uid in missed
-        excused = was_missed and p.away_until is not None and p.away_until >= state.serial
-        p.turns.append(TurnMark(serial=state.serial, missed=was_missed, excused=excused))
-        if not was_missed:
-            continue
-        ctx.emit("turn_missed", Audience.to(uid), excused=excused)
-        ctx.emit("turn_missed", Audience.master(), uid=uid, excused=excused)
-        two_in_row = len(p.turns) >= 2 and p.turns[-2].missed
+        two_in_row = len(p.turns) >= 2 and p.turns[-2].missed and \
+            p.turns[-2].serial == turn - 1
         unexcused = sum(1 for t in p.turns if t.missed and not t.excused)
-        if two_in_row or unexcused >= 2:
-            kill(ctx, uid, "inactive")
+        out = two_in_row or unexcused >= 2
+        ctx.emit("turn_missed", Audience.master(), uid=p.uid, turn=turn, excused=excused,
+                 removed=out)
+        if out:
+            removed.append(p.uid)
+        else:
+            ctx.emit("turn_warning", Audience.to(p.uid), turn=turn, excused=excused)
+    for uid in removed:
+        kill(ctx, uid, "inactive", announce=False)
+    return removed
 
 
 # --- phase ends ----------------------------------------------------------------
 def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
     state = ctx.state
-    obliged = [p.uid for p in state.living()]
-    if state.number == 0:
-        missed = {p.uid for p in state.living() if not p.checked_in}
-    else:
-        voted = {m.voter for m in state.vote_log}
-        missed = {uid for uid in obliged if uid not in voted}
+    state.took_part = took_part_today(state)
+    if state.number > 0:
         record = voting.close_day(state)
         state.days.append(record)
         ctx.emit("day_result", number=state.number, tally=record.tally, votes=record.votes,
@@ -174,17 +192,16 @@ def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
             kill(ctx, record.hanged, "hanged")
         if state.options.shop:
             shop.close_day(ctx)
-    if state.options.shop and not state.over:
+    # Nothing is charged or carried out once the game has ended (a game-ending lynch).
+    if finish_if_won(ctx):
+        return
+    if state.options.shop:
         shop.run_evening(ctx, state.days[-1].hanged if state.number else None, funds)
-    record_turns(ctx, obliged, missed)
-    if not finish_if_won(ctx):
-        open_phase(ctx, PhaseKind.NIGHT, state.number, at)
+    open_phase(ctx, PhaseKind.NIGHT, state.number, at)
 
 
 def end_night(ctx: Ctx, at: datetime) -> None:
     state = ctx.state
-    obliged = [p.uid for p in state.living() if night_rules.moves_allowed(state, p)]
-    missed = set(night_rules.missed_night(state))
     result = night_rules.resolve(ctx)
     victims = []
     for victim, by in result.deaths.items():
@@ -197,11 +214,16 @@ def end_night(ctx: Ctx, at: datetime) -> None:
         if count == 1:
             state.operative_benched[uid] = state.number + 1
             ctx.emit("operative_benched", Audience.to(uid), night=state.number + 1)
-    record_turns(ctx, obliged, missed)
-    ctx.emit("morning", number=state.number + 1, stories=result.stories, victims=[
-        {"uid": v, "role": str(state.player(v).role) if state.options.reveal_roles else None}  # type: ignore[union-attr]
-        for v in victims
-    ])
+    removed = judge_turn(ctx, result.acted)
+    state.took_part = []
+    reveal = state.options.reveal_roles
+
+    def row(uid: int) -> dict[str, str | int | None]:
+        p = state.player(uid)
+        return {"uid": uid, "role": str(p.role) if reveal and p is not None else None}
+
+    ctx.emit("morning", number=state.number + 1, stories=result.stories,
+             victims=[row(v) for v in victims], removed=[row(u) for u in removed])
     for uid in result.bad_kills:
         if state.operative_bad_kills.get(uid, 0) >= 2:
             kill(ctx, uid, "gas_chamber")

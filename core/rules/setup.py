@@ -135,10 +135,39 @@ def validate(comp: Composition, players: int, *, extra_roles: bool) -> Compositi
             raise SetupError("setup_needs_investigator", role=str(dependent))
     full = Composition(list(comp.roles), list(comp.clans))
     full.add(Role.CITIZEN, None, players - comp.size)
-    negatives = sum(1 for r in full.roles if info(r).side.value == "negative")
-    if negatives * 2 >= players:
-        raise SetupError("setup_mafia_majority", negatives=negatives, players=players)
+    if already_won(full):
+        raise SetupError("setup_already_won")
     return full
+
+
+def already_won(comp: Composition) -> bool:
+    """Whether a side's goal already holds at the deal: every seat in one clan ("уничтожить
+    всех, кроме представителей своего клана"). The positives and the neutrals cannot have
+    won while a mafioso lives, and one is always dealt."""
+    clans = set(comp.clans)
+    return len(clans) == 1 and None not in clans
+
+
+def negatives(comp: Composition) -> int:
+    return sum(1 for r in comp.roles if info(r).side.value == "negative")
+
+
+def lopsided(comp: Composition) -> bool:
+    """Negatives at half the seats or more: allowed (rival clans must still destroy each
+    other), but likely decided early, so the master confirms it (RULES.md, composition)."""
+    return negatives(comp) * 2 >= comp.size
+
+
+def check_written(text: str, signed_up: int, *, extra_roles: bool) -> Composition:
+    """/game setup: refuse at once, in /game start's own words, what the start would refuse
+    with the players signed up so far (at least the minimum); only "more roles than
+    players" is judged against the most players a game can have, since the signup is
+    still open and the missing players may yet come."""
+    comp = parse(text)
+    if comp.size > MAX_PLAYERS:
+        raise SetupError("setup_too_many_roles", roles=comp.size, players=MAX_PLAYERS)
+    validate(comp, max(signed_up, comp.size, MIN_PLAYERS), extra_roles=extra_roles)
+    return comp
 
 
 def preset(players: int, *, extra_roles: bool = False) -> Composition:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.errors import RuleError
 from core.events import Audience
@@ -29,6 +30,36 @@ DAY_SPELLS = frozenset({"sleep", "silence", "free_speech"})
 NIGHT_SPELLS = frozenset({"helplessness", "doubling", "destruction"})
 PER_DAY_LIMIT = {"sleep": 2, "silence": 2, "shout": 2}
 PROTECTION_BASE, PROTECTION_STEP, SAME_KIND_FACTOR = 10, 5, 1.5
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An evening order's condition ("Если произойдет событие А, то покупаю вещь Б"):
+    X hanged, X not hanged, or nobody hanged; at most one."""
+
+    hanged: int | None = None
+    not_hanged: int | None = None
+    nobody: bool = False
+
+    @classmethod
+    def of(cls, cmd: Any) -> Condition:
+        return cls(hanged=getattr(cmd, "if_hanged", None),
+                   not_hanged=getattr(cmd, "unless_hanged", None),
+                   nobody=bool(getattr(cmd, "if_nobody_hanged", False)))
+
+    @property
+    def given(self) -> bool:
+        return self.hanged is not None or self.not_hanged is not None or self.nobody
+
+    def players(self) -> list[int]:
+        return [u for u in (self.hanged, self.not_hanged) if u is not None]
+
+    def holds(self, hanged: int | None) -> bool:
+        if self.hanged is not None and self.hanged != hanged:
+            return False
+        if self.not_hanged is not None and self.not_hanged == hanged:
+            return False
+        return not (self.nobody and hanged is not None)
 
 
 # --- prices ------------------------------------------------------------------------
@@ -127,7 +158,7 @@ def _module_on(state: GameState) -> None:
 
 
 # --- buying items ---------------------------------------------------------------------
-def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, if_hanged: int | None,
+def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, cond: Condition,
         funds: dict[int, int]) -> None:
     state = ctx.state
     _module_on(state)
@@ -135,9 +166,9 @@ def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, if_hanged: int 
         raise RuleError("unknown_item", name=item)
     _check_item(state, buyer, item, against)
     if state.phase is PhaseKind.DAY:
-        _order(ctx, buyer, item, against, None, if_hanged, funds)
+        _order(ctx, buyer, item, against, None, cond, funds)
         return
-    if if_hanged is not None:
+    if cond.given:
         raise RuleError("condition_day_only")
     _give_item(ctx, buyer, item, against, funds)
 
@@ -162,37 +193,50 @@ def _give_item(ctx: Ctx, buyer: Player, item: str, against: str | None,
 
 
 def _order(ctx: Ctx, buyer: Player, what: str, against: str | None, target: int | None,
-           if_hanged: int | None, funds: dict[int, int]) -> None:
+           cond: Condition, funds: dict[int, int]) -> None:
     """During the day: check now that it could be paid, carry it out in the evening."""
     state = ctx.state
-    if if_hanged is not None:
-        t = state.player(if_hanged)
+    if sum((cond.hanged is not None, cond.not_hanged is not None, cond.nobody)) > 1:
+        raise RuleError("one_condition")
+    for uid in cond.players():
+        t = state.player(uid)
         if t is None or not t.alive:
-            raise RuleError("not_a_player_target", target=if_hanged)
+            raise RuleError("not_a_player_target", target=uid)
     cost = price(state, buyer.uid, what, against)
     if helpless_now(state, buyer.uid):
         raise RuleError("helpless")
     if cost > funds.get(buyer.uid, 0):
         raise RuleError("not_enough_lira", need=cost, have=funds.get(buyer.uid, 0))
     state.pending.append(PendingBuy(uid=buyer.uid, what=what, against=against, target=target,
-                                    if_hanged=if_hanged, day=state.number, seq=state.seq))
-    ctx.emit("buy_ordered", Audience.to(buyer.uid), item=what, if_hanged=if_hanged,
-             target=target)
+                                    if_hanged=cond.hanged, unless_hanged=cond.not_hanged,
+                                    if_nobody_hanged=cond.nobody, day=state.number,
+                                    seq=state.seq))
+    ctx.emit("buy_ordered", Audience.to(buyer.uid), item=what, if_hanged=cond.hanged,
+             unless_hanged=cond.not_hanged, if_nobody_hanged=cond.nobody, target=target)
 
 
 def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
-    """Carry out the day's orders after the lynch, in the order they were given."""
+    """Carry out the day's orders after the lynch, in the order they were given. Called
+    only while the game goes on: nothing is charged once it has ended."""
     state = ctx.state
     orders, state.pending = state.pending, []
     for order in sorted(orders, key=lambda o: o.seq):
         buyer = state.player(order.uid)
         if buyer is None or not buyer.alive:
             continue
-        if order.if_hanged is not None and order.if_hanged != hanged:
+        cond = Condition(hanged=order.if_hanged, not_hanged=order.unless_hanged,
+                         nobody=order.if_nobody_hanged)
+        if not cond.holds(hanged):
             ctx.emit("buy_skipped", Audience.to(order.uid), item=order.what)
             continue
         try:
-            if order.what in NIGHT_SPELLS:
+            if order.what in DAY_SPELLS:
+                assert order.target is not None
+                target = state.player(order.target)
+                if target is None or not target.alive:
+                    raise RuleError("target_dead", target=order.target)
+                _cast_day(ctx, buyer, order.what, target, funds, state.number + 1)
+            elif order.what in NIGHT_SPELLS:
                 assert order.target is not None
                 _cast_night(ctx, buyer, order.what, order.target, funds)
             else:
@@ -202,7 +246,16 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
 
 
 # --- spells ---------------------------------------------------------------------------
-def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, if_hanged: int | None,
+def spell_day(state: GameState) -> int:
+    """The day a day spell cast now acts on: today during a voting day; bought in the
+    evening (the night, or day 0 which has no vote) it acts from the next day's opening,
+    before anyone can vote."""
+    if state.phase is PhaseKind.DAY and state.number > 0:
+        return state.number
+    return state.number + 1
+
+
+def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
          funds: dict[int, int]) -> None:
     state = ctx.state
     _module_on(state)
@@ -213,36 +266,37 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, if_hanged: int | 
         raise RuleError("not_a_player_target", target=target_id)
     if not target.alive:
         raise RuleError("target_dead", target=target_id)
+    if spell in NIGHT_SPELLS:
+        _check_night_spell(state, caster, spell, target)
+    if cond.given:  # an evening order: tomorrow's day spell, or tonight's night spell
+        if state.phase is not PhaseKind.DAY:
+            raise RuleError("condition_day_only")
+        _order(ctx, caster, spell, None, target.uid, cond, funds)
+        return
     if spell in DAY_SPELLS:
-        if if_hanged is not None:
-            raise RuleError("condition_night_spells_only")
-        _cast_day(ctx, caster, spell, target, funds)
+        _cast_day(ctx, caster, spell, target, funds, spell_day(state))
         return
-    _check_night_spell(state, caster, spell, target)
     if state.phase is PhaseKind.DAY:
-        _order(ctx, caster, spell, None, target.uid, if_hanged, funds)
+        _order(ctx, caster, spell, None, target.uid, cond, funds)
         return
-    if if_hanged is not None:
-        raise RuleError("condition_day_only")
     _cast_night(ctx, caster, spell, target.uid, funds)
 
 
 def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
-              funds: dict[int, int]) -> None:
+              funds: dict[int, int], day: int) -> None:
     state = ctx.state
-    if state.phase is not PhaseKind.DAY or state.number == 0:
-        raise RuleError("day_spell_by_day")
-    today = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == state.number
-             and s.target == target.uid]
+    on_day = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == day
+              and s.target == target.uid]
     limit = PER_DAY_LIMIT.get(spell)
-    if limit is not None and sum(1 for s in today if s.spell == spell) >= limit:
+    if limit is not None and sum(1 for s in on_day if s.spell == spell) >= limit:
         raise RuleError("spell_limit", limit=limit)
-    if spell == "sleep" and any(m.voter == target.uid for m in state.vote_log):
+    voting_now = state.phase is PhaseKind.DAY and state.number == day
+    if spell == "sleep" and voting_now and any(m.voter == target.uid for m in state.vote_log):
         raise RuleError("already_voted", target=target.uid)
     charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target.uid,
-                                  phase=state.phase, number=state.number, seq=state.seq))
-    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target.uid)
+                                  phase=PhaseKind.DAY, number=day, seq=state.seq))
+    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target.uid, day=day)
     if spell != "free_speech":
         ctx.emit("spell_on_you", Audience.to(target.uid), spell=spell)
 
@@ -354,15 +408,20 @@ def voided_marks(state: GameState) -> set[int]:
     return void
 
 
-def shout(ctx: Ctx, voter: Player, funds: dict[int, int]) -> int:
-    """Pay for a Shout on a vote; returns how many shouts the vote carries."""
+def shout(ctx: Ctx, voter: Player, target: int, funds: dict[int, int]) -> int:
+    """Pay for a Shout on a vote: "Приводит к весу голоса на базовую стоимость", +1 base
+    weight on the vote it is cast on, a second one on the same vote another +1; "Не может
+    быть использовано чаще двух раз в день" (per voter). Returns the shouts it adds."""
     state = ctx.state
     if not state.options.shop:
         raise RuleError("shout_needs_shop")
-    used = sum(m.shouts for m in state.vote_log if m.voter == voter.uid)
+    used = sum(1 for s in state.spells if s.spell == "shout" and s.caster == voter.uid
+               and s.phase is PhaseKind.DAY and s.number == state.number)
     if used >= PER_DAY_LIMIT["shout"]:
         raise RuleError("spell_limit", limit=PER_DAY_LIMIT["shout"])
     charge(ctx, voter.uid, SPELL_PRICES["shout"], "shout", funds)
+    state.spells.append(SpellCast(spell="shout", caster=voter.uid, target=target,
+                                  phase=PhaseKind.DAY, number=state.number, seq=state.seq))
     return 1
 
 

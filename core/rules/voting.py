@@ -34,7 +34,12 @@ def base_weight(state: GameState, voter: int) -> int:
 
 
 def mark_weight(state: GameState, mark: VoteMark, void: frozenset[int] = frozenset()) -> int:
+    """A vote's weight in halves; a vote for a player removed during the day (kicked)
+    drops out: the day is decided among the others."""
     if mark.target is None or mark.void or mark.seq in void:
+        return 0
+    target = state.player(mark.target)
+    if target is None or not target.alive:
         return 0
     return base_weight(state, mark.voter) * (1 + mark.shouts)
 
@@ -104,11 +109,20 @@ def tally(state: GameState) -> Tally:
     return result
 
 
+def _removed(state: GameState, uid: int) -> bool:
+    """Kicked or removed for inactivity: out of the day's votes both ways."""
+    p = state.player(uid)
+    return p is not None and p.death is not None and p.death.cause in ("kicked", "inactive")
+
+
 def close_day(state: GameState) -> DayRecord:
     """Freeze the day's votes into a record; who hangs is `record.hanged`."""
     result = tally(state)
     standing = current_votes(state)
     void = voided(state)
+    # The votes of a player kicked today, and the votes for him, drop out of the record.
+    standing = {v: m for v, m in standing.items() if not _removed(state, v)
+                and m.target is not None and not _removed(state, m.target)}
     record = DayRecord(
         number=state.number,
         votes={v: m.target for v, m in standing.items() if m.target is not None},

@@ -142,11 +142,10 @@ def test_fractional_tie_break() -> None:
 def test_extra_roles_need_the_module() -> None:
     from core.sim import Table
 
-    table = Table(1, 10, roles="mafioso; advocate; investigator; operative")
+    # /game setup refuses at once what /game start would refuse, in the same words.
     with pytest.raises(RuleError) as err:
-        table.send(c.Start(by=MASTER, at=table.clock))
+        Table(1, 10, roles="mafioso; advocate; investigator; operative")
     assert err.value.code == "setup_needs_extra_roles"
-    table = Table(1, 10, Options(extra_roles=True), roles="mafioso; advocate; operative")
     with pytest.raises(RuleError) as err:
-        table.send(c.Start(by=MASTER, at=table.clock))
+        Table(1, 10, Options(extra_roles=True), roles="mafioso; advocate; operative")
     assert err.value.code == "setup_needs_investigator"

@@ -250,49 +250,7 @@ def test_draw_when_nobody_lives() -> None:
     assert g.state.over and sum(g.alive(n) for n in ("Don", "Kate")) == 1
 
 
-def test_two_missed_turns_in_a_row_remove_the_player() -> None:
-    g = Game(BASE)
-    for n in g.names:
-        if n != "C1":
-            g.do(c.CheckIn(by=g.id(n), at=g.tick()))
-    g.advance()  # day 0: C1 missed (1)
-    g.advance()  # night 0: C1 has no move
-    everyone_votes(g, "C2", except_=("C1",))
-    g.advance()  # day 1: C1 missed again, consecutive
-    assert g.p("C1").death.cause == "inactive"  # type: ignore[union-attr]
-
-
-def test_away_notice_excuses_non_consecutive_misses() -> None:
-    g = Game(BASE)
-    g.do(c.Away(by=g.id("C1"), at=g.tick(), reason="trip"))
-    for n in g.names:
-        if n != "C1":
-            g.do(c.CheckIn(by=g.id(n), at=g.tick()))
-    g.advance()  # day 0 missed, excused
-    g.advance()
-    everyone_votes(g, "C2")
-    g.advance()  # day 1 voted
-    g.advance()
-    everyone_votes(g, "C3", except_=("C1",))
-    g.advance()  # day 2 missed, not consecutive, first unexcused
-    assert g.alive("C1")
-    turns = g.p("C1").turns
-    assert [(t.missed, t.excused) for t in turns] == [(True, True), (False, False), (True, False)]
-
-
-def test_two_unexcused_non_consecutive_misses_remove() -> None:
-    g = Game(BASE)
-    for n in g.names:
-        if n != "C1":
-            g.do(c.CheckIn(by=g.id(n), at=g.tick()))
-    g.advance()  # miss 1
-    g.advance()
-    everyone_votes(g, "C2")
-    g.advance()
-    g.advance()
-    everyone_votes(g, "C3", except_=("C1",))
-    g.advance()  # miss 2, not consecutive, no warning
-    assert g.p("C1").death.cause == "inactive"  # type: ignore[union-attr]
+# Inactivity (turn = a day and its night): tests/engine/test_fidelity.py
 
 
 def test_rejected_commands_leave_state_unchanged() -> None:

@@ -41,7 +41,7 @@ def test_spare_seats_become_citizens() -> None:
     [
         ("mafioso; wizard", 8, "setup_unknown_role"),
         ("investigator; citizen x3", 8, "setup_no_mafia"),
-        ("mafioso x4; citizen x4", 8, "setup_mafia_majority"),
+        ("mafioso x8", 8, "setup_already_won"),
         ("mafioso; investigator x2", 8, "setup_unique_role"),
         ("mafioso x9", 8, "setup_too_many_roles"),
         ("clan A: investigator", 8, "setup_not_clan_role"),

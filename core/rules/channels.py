@@ -1,0 +1,64 @@
+"""Who shares which private channel, and whom a card names: pure functions of the state.
+
+The rules ('Роли'): "Все отрицательные герои одного клана знают друг друга.
+Следователь знает сержанта. Остальные игроки друг друга не знают." and, for the
+operative, "знает следователя и следователь знает его. Становясь следователем,
+сержант узнает опера, равно как и опер его." Knowing is one way for the
+investigator and the sergeant, so they share no channel (unless the master's
+option `sergeant_in_police` says so); the police channel holds whoever holds or
+held the investigator's role, and the operative. The Discord layer calls these
+for overwrites; the engine calls them for `team_changed` events and cards.
+"""
+
+from __future__ import annotations
+
+from core.rules.roles import Role
+from core.state import GameState
+
+GRAVEYARD = "graveyard"  # a channel of the dead, not a team anyone knows the roles of
+POLICE = "police"
+
+
+def teams(state: GameState) -> dict[str, list[int]]:
+    """Every private channel's members, dead members included (they keep reading)."""
+    out: dict[str, list[int]] = {}
+    for clan in state.clans:
+        out[f"clan:{clan.number}"] = [p.uid for p in state.clan_members(clan.number)]
+    # A promoted sergeant holds the investigator's role: he is among these.
+    investigators = [p.uid for p in state.with_role(Role.INVESTIGATOR, alive=False)]
+    operatives = [p.uid for p in state.with_role(Role.OPERATIVE, alive=False)]
+    sergeants = ([p.uid for p in state.with_role(Role.SERGEANT, alive=False)]
+                 if state.options.sergeant_in_police else [])
+    if investigators or operatives or sergeants:
+        out[POLICE] = investigators + operatives + sergeants
+    if state.options.graveyard:  # master option: the dead talk among themselves
+        dead = [p.uid for p in state.players if not p.alive]
+        if dead:
+            out[GRAVEYARD] = dead
+    return out
+
+
+def team_access(state: GameState, team: str) -> tuple[list[int], list[int]]:
+    """A private channel's readers and writers (the dead read only, unless allowed)."""
+    members = teams(state).get(team, [])
+    writers = list(members) if team == GRAVEYARD else [
+        uid for uid in members
+        if (p := state.player(uid)) and (p.alive or state.options.dead_write)
+    ]
+    return members, writers
+
+
+def known_to(state: GameState, uid: int) -> list[int]:
+    """Whom the rules let this player know by role: his channel mates, and for whoever
+    holds the investigator's role the sergeants too ("Следователь знает сержанта", one
+    way: a sergeant's card names nobody)."""
+    out: list[int] = []
+    for team, members in teams(state).items():
+        if team == GRAVEYARD or uid not in members:
+            continue
+        out += [m for m in members if m != uid and m not in out]
+    p = state.player(uid)
+    if p is not None and p.role is Role.INVESTIGATOR:
+        out += [q.uid for q in state.with_role(Role.SERGEANT, alive=False)
+                if q.uid != uid and q.uid not in out]
+    return out
