@@ -91,12 +91,22 @@ class Lobby(GameCog):
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Configure, roles=roles)
         event = next(e for e in applied.events if e.kind == "roles_set")
+        lang = user_lang(interaction)
+        warnings = []  # the engine's judgement, worded here
+        if event.data["size"] > event.data["signed_up"]:
+            warnings.append(t("lobby.setup_waits_players", lang, size=event.data["size"],
+                              signed_up=event.data["signed_up"]))
+        if event.data["lopsided"]:
+            warnings.append(t("lobby.setup_lopsided", lang, negatives=event.data["negatives"],
+                              players=event.data["players"]))
         await interaction.response.send_message(
-            embed=event_embed(event, user_lang(interaction)), ephemeral=True)
+            "\n".join(warnings) or None, embed=event_embed(event, lang), ephemeral=True,
+            allowed_mentions=discord.AllowedMentions.none())
 
     @game.command(**command_kwargs("game.options"))
     @localized("game.options", "reveal_roles", "votes_final", "bouncer_self", "dead_write",
-               "public_moves", "master_sees_anon", "archive_channels", "graveyard", "language")
+               "public_moves", "master_sees_anon", "archive_channels", "graveyard", "language",
+               "sergeant_in_police", "inherit_checks")
     @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
                                     Choice(name=L("meta.language_name_en"), value="en")])
     async def options(self, interaction: discord.Interaction[Any],
@@ -104,14 +114,16 @@ class Lobby(GameCog):
                       bouncer_self: bool | None = None, dead_write: bool | None = None,
                       public_moves: bool | None = None, master_sees_anon: bool | None = None,
                       archive_channels: bool | None = None, graveyard: bool | None = None,
-                      language: str | None = None) -> None:
+                      language: str | None = None, sergeant_in_police: bool | None = None,
+                      inherit_checks: bool | None = None) -> None:
         info = await self.game_here(interaction)
         given: dict[str, Any] = {
             "reveal_roles": reveal_roles, "votes_final": votes_final,
             "bouncer_self": bouncer_self, "dead_write": dead_write,
             "public_moves": public_moves, "master_sees_anon": master_sees_anon,
             "archive_channels": archive_channels, "graveyard": graveyard,
-            "language": language}
+            "language": language, "sergeant_in_police": sergeant_in_police,
+            "inherit_checks": inherit_checks}
         changes = {k: v for k, v in given.items() if v is not None}
         applied = await self.apply(interaction, info, c.SetOptions, changes=changes)
         if language:
@@ -130,12 +142,13 @@ class Lobby(GameCog):
         await join_or_leave(interaction, info.id, "leave")
 
     @game.command(**command_kwargs("game.start"))
-    async def start(self, interaction: discord.Interaction[Any]) -> None:
+    @localized("game.start", "confirm")
+    async def start(self, interaction: discord.Interaction[Any], confirm: bool = False) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
         if interaction.user.id == state.master or interaction.permissions.manage_guild:
             refuse_missing(interaction, REQUIRED_TO_START)
-        await self.apply(interaction, info, c.Start)
+        await self.apply(interaction, info, c.Start, confirm=confirm)
         await interaction.response.send_message(t("lobby.started", user_lang(interaction)),
                                                 ephemeral=True)
 

@@ -36,20 +36,24 @@ class Night(GameCog):
                                                 ephemeral=True)
 
     @app_commands.command(**command_kwargs("share"))
-    async def share(self, interaction: discord.Interaction[Any]) -> None:
+    @localized("share", "note")
+    async def share(self, interaction: discord.Interaction[Any],
+                    note: Range[str, 1, 1500] | None = None) -> None:
         info = await self.game_here(interaction)
-        await self.apply(interaction, info, c.Share)
+        await self.apply(interaction, info, c.Share, note=note)
         await interaction.response.send_message(t("night.shared", user_lang(interaction)),
                                                 ephemeral=True)
 
     @app_commands.command(**command_kwargs("away"))
-    @localized("away", "reason")
+    @localized("away", "reason", "until")
     async def away(self, interaction: discord.Interaction[Any],
-                   reason: Range[str, 1, 300] | None = None) -> None:
+                   reason: Range[str, 1, 300] | None = None,
+                   until: Range[int, 0, 1000] | None = None) -> None:
         info = await self.game_here(interaction)
-        await self.apply(interaction, info, c.Away, reason=reason)
-        await interaction.response.send_message(t("event.away_ack", user_lang(interaction)),
-                                                ephemeral=True)
+        applied = await self.apply(interaction, info, c.Away, reason=reason, until=until)
+        ack = next(e for e in applied.events if e.kind == "away_ack")
+        await interaction.response.send_message(
+            t("event.away_ack", user_lang(interaction), until=ack.data["until"]), ephemeral=True)
 
     @occult.command(**command_kwargs("occult.exclude"))
     @localized("occult.exclude", "player")

@@ -39,17 +39,20 @@ class Shop(GameCog):
 
     @app_commands.command(**command_kwargs("buy"))
     @app_commands.guild_only()
-    @localized("buy", "item", "target", "if_hanged")
+    @localized("buy", "item", "target", "if_hanged", "unless_hanged", "if_nobody_hanged")
     @app_commands.choices(item=ITEM_CHOICES)
     async def buy(self, interaction: discord.Interaction[Any], item: str,
                   target: Range[str, 1, 40] | None = None,
-                  if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None
-                  ) -> None:
+                  if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
+                  unless_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
+                  if_nobody_hanged: bool = False) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
         applied = await self.apply(
             interaction, info, c.Buy, item=item, against=parse_attacker(target, state),
-            if_hanged=parse_player(if_hanged, state) if if_hanged else None)
+            if_hanged=parse_player(if_hanged, state) if if_hanged else None,
+            unless_hanged=parse_player(unless_hanged, state) if unless_hanged else None,
+            if_nobody_hanged=if_nobody_hanged)
         lang = user_lang(interaction)
         key = "shop.bought" if any(e.kind == "purchase" for e in applied.events) \
             else "shop.ordered"
@@ -70,14 +73,23 @@ class Shop(GameCog):
 
     @app_commands.command(**command_kwargs("cast"))
     @app_commands.guild_only()
-    @localized("cast", "spell", "target")
+    @localized("cast", "spell", "target", "if_hanged", "unless_hanged", "if_nobody_hanged")
     @app_commands.choices(spell=SPELL_CHOICES)
     async def cast(self, interaction: discord.Interaction[Any], spell: str,
-                   target: app_commands.Transform[str, PlayerArg("living")]) -> None:
+                   target: app_commands.Transform[str, PlayerArg("living")],
+                   if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
+                   unless_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
+                   if_nobody_hanged: bool = False) -> None:
+        """By day a day spell acts today; by night (the evening) it acts from the next
+        day's opening; with a condition it is an evening order, carried out after the
+        day's result."""
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
-        applied = await self.apply(interaction, info, c.Cast, spell=spell,
-                                   target=parse_player(target, state))
+        applied = await self.apply(
+            interaction, info, c.Cast, spell=spell, target=parse_player(target, state),
+            if_hanged=parse_player(if_hanged, state) if if_hanged else None,
+            unless_hanged=parse_player(unless_hanged, state) if unless_hanged else None,
+            if_nobody_hanged=if_nobody_hanged)
         lang = user_lang(interaction)
         key = "shop.cast" if any(e.kind == "spell_cast" for e in applied.events) \
             else "shop.ordered"

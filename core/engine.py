@@ -310,8 +310,7 @@ def _away(ctx: Ctx, cmd: c.Away) -> None:
         raise RuleError("away_until_past", day=turn)
     p.away_until = until
     p.away_reason = cmd.reason
-    ctx.emit("away_noted", Audience.master(), uid=p.uid, reason=cmd.reason or "",
-             until=until)
+    ctx.emit("away_noted", Audience.master(), uid=p.uid, reason=cmd.reason, until=until)
     ctx.emit("away_ack", Audience.to(p.uid), until=until)
 
 

@@ -79,12 +79,18 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return t(key, lang, **p)
     if kind == "morning":
         victims = event.data["victims"]
-        if not victims:
+        removed = event.data.get("removed", [])
+        if not victims and not removed:
             return t("event.morning.quiet", lang, **p)
-        lines = [t("event.morning.head", lang, **p)]
+        lines = [t("event.morning.head" if victims else "event.morning.removed_only", lang, **p)]
         for v in victims:
             lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
                            role=role_name(v["role"], lang)))
+        if removed:  # removals for missed turns: with the morning, never alone at night
+            lines.append(t("event.morning.removed", lang))
+            for v in removed:
+                lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
+                               role=role_name(v["role"], lang)))
         for story in event.data.get("stories", []):
             lines.append(t("event.morning.story", lang, story=story))
         return "\n".join(lines)
@@ -95,10 +101,18 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
     if kind in ("game_started", "roles_set"):
         rows = ", ".join(_composition_row(r, lang) for r in event.data["composition"])
         return t(f"event.{kind}", lang, **(p | {"composition": rows}))
-    if kind == "log_shared":
-        checks = "; ".join(f"{names(c['target'])}: {role_name(c['role'], lang)}"
-                           for c in event.data["checks"]) or "—"
-        return t("event.log_shared", lang, **(p | {"checks": checks}))
+    if kind in ("log_shared", "log_inherited"):
+        # one check a line: the heading names the investigator, never next to a player
+        checks = "\n".join(f"• {names(c['target'])}: {role_name(c['role'], lang)}"
+                            for c in event.data["checks"]) or "—"
+        text = t(f"event.{kind}", lang, **(p | {"checks": checks}))
+        if event.data.get("note"):
+            text += "\n" + t("event.log_note", lang, note=event.data["note"])
+        return text
+    if kind == "turn_warning" and event.data.get("excused"):
+        return t("event.turn_warning_excused", lang, **p)
+    if kind == "turn_missed" and event.data.get("removed"):
+        return t("event.turn_missed_removed", lang, **p)
     if kind == "team_changed":
         members = ", ".join(names(u) for u in event.data["members"])
         return t("event.team_changed", lang, **(p | {"members": members}))

@@ -106,9 +106,9 @@ def random_phase(table: Table, activity: float = 0.95) -> None:
             _shop(table, p.uid)
         if p.alive and rng.random() < 0.03:
             until = table.state.number + rng.randint(0, 3) if rng.random() < 0.5 else None
-            _try(table, c.Away(by=p.uid, at=table.tick(), until=until, reason="sim"))
+            _try(table, c.Away(by=p.uid, at=table.tick(), until=until, reason="42"))
         if p.alive and p.role is Role.INVESTIGATOR and rng.random() < 0.2:
-            _try(table, c.Share(by=p.uid, at=table.tick(), note="sim"))
+            _try(table, c.Share(by=p.uid, at=table.tick(), note="42"))
         if p.role is Role.OCCULTIST and rng.random() < 0.2:
             dead = legal_targets(table.state, p.uid, "occult")
             if dead:

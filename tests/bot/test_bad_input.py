@@ -372,6 +372,7 @@ CELLS: list[Cell] = [
     cell("away", "dead", "day1", "dead", "you_are_dead"),
     cell("away", "phase", "signup", "player", "not_started"),
     cell("away", "big", "day1", "cit", HARNESS, reason="z" * 301),
+    cell("away", "past", "day1", "cit", "away_until_past", params={"day": 1}, until=0),
     cell("away", "empty", "day1", "cit", HARNESS, reason=""),
     # /occult exclude
     *common("occult exclude", "day1", "occ", mods="occult", dm=False, player=Ref("dead")),
@@ -413,8 +414,11 @@ CELLS: list[Cell] = [
          params={"module": Text("signup.module.shop")}),
     cell("cast", "dead", "day1", "dead", "you_are_dead", mods="shop", spell="sleep",
          target=Ref("maf")),
-    cell("cast", "phase", "night1", "cit", "day_spell_by_day", mods="shop", spell="sleep",
-         target=Ref("maf")),
+    # a day spell by night is bought for the next day; conditions belong to the day
+    cell("cast", "phase", "night1", "cit", "condition_day_only", mods="shop", spell="sleep",
+         target=Ref("maf"), if_nobody_hanged=True),
+    cell("cast", "conditions", "day1", "cit", "one_condition", mods="shop", spell="sleep",
+         target=Ref("maf"), if_hanged=Ref("inv"), if_nobody_hanged=True),
     cell("cast", "role", "day1", "cit", "destruction_role", mods="shop", spell="destruction",
          target=Ref("cit")),
     cell("cast", "self", "day1", "maf", "self_only", mods="shop", spell="destruction",

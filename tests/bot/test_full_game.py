@@ -78,7 +78,8 @@ async def test_a_whole_game(h: Harness) -> None:
     clan = h.channel_named(tr("channel.clan", "ru", number=1))  # a Russian guild
     police = h.channel_named(tr("channel.police", "ru"))
     mafia = {p.uid for p in state.players if p.role is Role.MAFIOSO}
-    cops = {p.uid for p in state.players if p.role in (Role.INVESTIGATOR, Role.SERGEANT)}
+    # the sergeant does not know the investigator: the police channel is not his
+    cops = {p.uid for p in state.players if p.role in (Role.INVESTIGATOR, Role.OPERATIVE)}
     for channel, members in ((clan, mafia), (police, cops)):
         assert channel.overwrites[guild.id].deny & VIEW
         for p in [*t.players, t.master]:

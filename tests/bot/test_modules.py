@@ -30,10 +30,16 @@ async def test_extra_roles_cards_and_channels(h: Harness) -> None:
     res = await t.do(adv, "role")
     assert res.ephemeral and don.mention in res.text
     clan = h.channel_named(tr("channel.clan", "ru", number=1))
-    opcop = h.channel_named(tr("channel.opcop", "ru"))
+    # "Следователь знает сержанта" is one way: the police channel holds the investigator
+    # and the operative; the sergeant's card names nobody, the investigator's names him.
+    opcop = h.channel_named(tr("channel.police", "ru"))
     assert h.visible_channels(adv).can_view(clan.id)
     assert {p.id for p in [*t.players, t.master] if h.visible_channels(p).can_view(opcop.id)} \
         == {inv.id, op.id}
+    res = await t.do(sgt, "role")
+    assert res.ephemeral and inv.mention not in res.text and op.mention not in res.text
+    res = await t.do(inv, "role")
+    assert res.ephemeral and sgt.mention in res.text and op.mention in res.text
     # the investigator is hanged on day 1: the sergeant takes over and meets the operative
     await checkin_all(t)
     await t.advance()
