@@ -238,10 +238,11 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
 
     standing = current_votes(s).get(voter.uid)
     if standing is not None:
-        if s.options.votes_final:
+        if standing.target == target.uid:
+            if not cmd.shout:  # a second Shout on the same vote does not change the vote
+                raise RuleError("already_voted_for", target=target.uid)
+        elif s.options.votes_final:
             raise RuleError("votes_final")
-        if standing.target == target.uid and not cmd.shout:
-            raise RuleError("already_voted_for", target=target.uid)
     shouts = standing.shouts if standing is not None and standing.target == target.uid else 0
     if cmd.shout:
         shouts += shop.shout(ctx, voter, target.uid, dict(cmd.funds))

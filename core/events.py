@@ -17,7 +17,7 @@ AudienceKind = Literal["public", "players", "team", "master"]
 class Audience(BaseModel):
     kind: AudienceKind = "public"
     players: list[int] = Field(default_factory=list)
-    team: str | None = None  # 'clan:N', 'police' (investigator+sergeant), 'opcop'
+    team: str | None = None  # 'clan:N', 'police' (investigator+operative), 'graveyard'
 
     @classmethod
     def public(cls) -> Audience:

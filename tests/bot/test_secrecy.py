@@ -544,7 +544,7 @@ async def test_the_checker_catches_leaks(h: Harness, seeds: None) -> None:
     await police.send(f"<@{mafia[0].uid}> — {ru}")
     await audit.step()
     assert {x.viewer for x in audit.leaks} == {p.uid for p in state.players
-                                              if p.role in POLICE}, audit.report()
+                                              if p.role is Role.INVESTIGATOR}, audit.report()
     audit.leaks.clear()
     # a whisper text in a public message is reported
     audit.secrets.add("psst-123")

@@ -267,6 +267,20 @@ def test_second_shout_on_the_same_vote_adds_another_base_weight() -> None:
     assert err.value.code == "spell_limit"
 
 
+def test_shout_on_a_final_vote_does_not_change_it() -> None:
+    """With final votes (master option) a Shout on the standing vote is still a Shout."""
+    g = Game({**BASE, "C4": "citizen"}, Options(currency=True, shop=True, votes_final=True))
+    g.fund(150)
+    g.to_night(0)
+    quiet_night(g)
+    g.vote("C1", "Don")
+    g.vote("C1", "Don", shout=True)
+    assert tally(g.state).totals == {g.id("Don"): 4}
+    with pytest.raises(RuleError) as err:
+        g.vote("C1", "Vito", shout=True)
+    assert err.value.code == "votes_final"
+
+
 # --- 6. nothing charged once the game has ended ---
 def test_evening_order_after_a_game_ending_lynch_is_not_charged() -> None:
     g = Game({"Don": "mafioso:1", "Ivan": "investigator", "C1": "citizen", "C2": "citizen",
