@@ -428,3 +428,26 @@ def test_setup_is_refused_when_written_in_the_starts_words(roles: str, code: str
     with pytest.raises(RuleError) as start_err:
         g.do(c.Start(by=MASTER, at=g.clock, confirm=True))
     assert start_err.value.code == err.value.code or code == "setup_too_many_roles"
+
+
+# --- random games: removals only ever come with a morning ---
+@pytest.mark.parametrize("seed", range(12))
+def test_random_games_announce_removals_only_in_the_morning(seed: int) -> None:
+    """Point 1 over whole random games (low activity, so players do miss turns)."""
+    from core import sim
+
+    table = sim.Table(seed, 10, Options(extra_roles=True, currency=True, shop=True))
+    table.send(c.Start(by=sim.MASTER, at=table.clock, confirm=True))
+    for _ in range(60):
+        if table.state.over:
+            break
+        sim.random_phase(table, activity=0.6)
+    events = table.played.events
+    assert not any(e.kind == "player_died" and e.data["cause"] == "inactive" for e in events)
+    in_morning = {r["uid"] for e in events if e.kind == "morning" for r in e.data["removed"]}
+    inactive = {p.uid for p in table.state.players
+                if p.death is not None and p.death.cause == "inactive"}
+    assert inactive == in_morning
+    for p in table.state.players:
+        if p.death is not None and p.death.cause == "inactive":
+            assert p.death.phase is PhaseKind.NIGHT
