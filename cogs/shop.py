@@ -91,10 +91,15 @@ class Shop(GameCog):
             unless_hanged=parse_player(unless_hanged, state) if unless_hanged else None,
             if_nobody_hanged=if_nobody_hanged)
         lang = user_lang(interaction)
-        key = "shop.cast" if any(e.kind == "spell_cast" for e in applied.events) \
-            else "shop.ordered"
-        await interaction.response.send_message(
-            t(key, lang, item=t(f"spell.{spell}.name", lang)), ephemeral=True)
+        cast = next((e for e in applied.events if e.kind == "spell_cast"), None)
+        name = t(f"spell.{spell}.name", lang)
+        if cast is None:
+            text = t("shop.ordered", lang, item=name)
+        elif cast.data.get("evening"):  # a day spell for the next day's opening
+            text = t("shop.cast_evening", lang, item=name, day=cast.data["day"])
+        else:
+            text = t("shop.cast", lang, item=name)
+        await interaction.response.send_message(text, ephemeral=True)
 
 
 async def setup(bot: Any) -> None:

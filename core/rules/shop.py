@@ -296,7 +296,9 @@ def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
     charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target.uid,
                                   phase=PhaseKind.DAY, number=day, seq=state.seq))
-    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target.uid, day=day)
+    evening = not (state.phase is PhaseKind.DAY and state.number == day)
+    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target.uid, day=day,
+             evening=evening)
     if spell != "free_speech":
         ctx.emit("spell_on_you", Audience.to(target.uid), spell=spell)
 

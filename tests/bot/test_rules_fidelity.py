@@ -105,7 +105,8 @@ async def test_day_spell_bought_at_night_and_conditional_orders(h: Harness) -> N
     await t.advance()  # night 0: the evening of day 0
     a, b = t.players[0], t.players[1]
     res = await t.do(a, "cast", spell="sleep", target=str(b.id))
-    assert res.ephemeral, res.text
+    assert res.ephemeral
+    assert res.text == tr("shop.cast_evening", "en", item=tr("spell.sleep.name", "en"), day=1)
     state = await t.state()
     assert [(s.spell, s.number) for s in state.spells] == [("sleep", 1)]
     await t.advance()  # day 1
