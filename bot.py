@@ -70,6 +70,9 @@ class MafiaBot(commands.Bot):
         intents = discord.Intents.none()
         intents.guilds = True
         kwargs.setdefault("max_messages", None)
+        # Nobody is ever pinged unless a message says whom (cogs/ui/markup.py): user text
+        # in any message can never ping a member, a role, @everyone or @here.
+        kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
         super().__init__(command_prefix=commands.when_mentioned, intents=intents,
                          tree_cls=MafiaTree, **kwargs)
         self.settings = settings

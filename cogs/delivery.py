@@ -1,10 +1,18 @@
 """Outbox delivery: committed events become Discord messages and channel changes.
 
 Runs in the OutboxWorker, after the command's transaction: a crash delays a
-message, never loses it. Deliveries are idempotent where Discord lets us check
-(a private channel is looked up before it is created, and opened again if an admin
-deleted it mid-game). What keeps failing is parked by the worker and reported to
-the master by DM, or in the game channel when his DMs are closed.
+message, never loses it. Every public announcement of a game goes to the game's
+channel, wherever the command was typed (the interaction reply only confirms).
+
+Exactly once to the eye: every message is posted through `post`, which splits it to
+Discord's limits and gives each part a `nonce` derived from the outbox entry (with
+`enforce_nonce`), so a delivery repeated after a crash between posting and marking the
+entry returns the message already posted instead of posting it again (Discord keeps
+nonces for a few minutes; README "Delivery guarantees"). Edits are idempotent by nature;
+a private channel or the category carries a marker and is looked up before it is
+created, so a creation repeated after a crash adopts the channel made the first time.
+What keeps failing is parked by the worker and reported to the master by DM, or in the
+game channel when his DMs are closed.
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo
 
 from .ui.components import day_view, role_view
+from .ui.limits import EMBEDS, TOTAL, pack, split_embed
 from .ui.lobby import signup_embed
+from .ui.markup import no_pings, only_users, user_text
 from .ui.render import event_embed
 
 if TYPE_CHECKING:
@@ -30,8 +40,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Public events the interaction itself answers in public (no second message).
-ANSWERED_IN_PLACE = frozenset({"vote_cast", "vote_withdrawn", "checked_in"})
 SIGNUP_EVENTS = frozenset({"joined", "left", "roles_set", "options_set"})
 
 # The bot's own overwrite: what it needs in a channel @everyone cannot see. Managing
@@ -43,8 +51,47 @@ HIDDEN = discord.PermissionOverwrite(view_channel=False)
 
 
 def route(event: Event) -> bool:
-    """Which events must reach Discord through the outbox."""
-    return event.audience.kind in ("public", "team") and event.kind not in ANSWERED_IN_PLACE
+    """Which events must reach Discord through the outbox: every public one (votes and
+    check-ins included: their public record is posted by the outbox in the game channel,
+    so it survives a crash before the interaction reply) and every team one."""
+    return event.audience.kind in ("public", "team")
+
+
+NONCE_MAX = 25  # Discord: a nonce is at most 25 characters
+
+
+def nonce(key: str, part: int) -> str:
+    """The nonce of part `part` of the message `key` names (stable across retries)."""
+    value = f"{key}.{part}"
+    if len(value) <= NONCE_MAX:
+        return value
+    import hashlib
+
+    return hashlib.blake2b(value.encode(), digest_size=12).hexdigest()[:NONCE_MAX]
+
+
+def entry_key(entry: OutboxEntry, step: str = "") -> str:
+    """A message's identity from the outbox entry that owes it: game, ordinal and which
+    of the entry's messages (`step`)."""
+    return f"g{entry.game_id}o{entry.ordinal}{step}"
+
+
+async def post(channel: discord.abc.Messageable, key: str, *, content: str | None = None,
+               embeds: list[discord.Embed] | None = None, view: discord.ui.View | None = None,
+               mentions: discord.AllowedMentions | None = None, first: int = 0
+               ) -> list[discord.Message]:
+    """The one way the outbox posts: the payload split to Discord's limits (`pack`), each
+    part sent with its own nonce (`key` and the part's number, from `first`) and explicit
+    allowed mentions (nobody unless `mentions` says whom); the view goes on the last part."""
+    parts = pack(content, embeds)
+    sent = []
+    for i, part in enumerate(parts):
+        extra: dict[str, Any] = {"view": view} if view is not None and i == len(parts) - 1 \
+            else {}
+        sent.append(await channel.send(
+            content=part.content, embeds=part.embeds, nonce=nonce(key, first + i),
+            allowed_mentions=mentions or no_pings(), **extra))
+    return sent
 
 
 def _translated(exc: discord.HTTPException) -> Exception:
@@ -78,6 +125,7 @@ class Delivery:
     async def deliver(self, entry: OutboxEntry) -> None:
         try:
             await self._deliver(entry)
+            self._done = {k for k in self._done if k[:2] != entry.key}
         except discord.RateLimited as exc:  # discord.py gave up waiting (max_ratelimit_timeout)
             raise RetryAfter(exc.retry_after) from exc
         except discord.HTTPException as exc:
@@ -131,6 +179,38 @@ class Delivery:
                 + (["close"] if event.kind in ("game_over", "cancelled") else [])
         return all(self._did(entry, step) for step in steps)
 
+    async def _post_pieces(self, channel: discord.abc.Messageable,
+                           todo: list[tuple[OutboxEntry, Event]], lang: str,
+                           view: discord.ui.View | None) -> None:
+        """The events' embeds, each split to Discord's limits, posted as the fewest
+        messages (10 embeds, 6,000 characters each), the view on the last. Every message
+        is named by its first piece (entry and piece number): the same nonce when a crash
+        makes us post it again. Pieces already posted by an interrupted try are skipped."""
+        pieces: list[tuple[OutboxEntry, int, discord.Embed]] = []
+        count: dict[int, int] = {}
+        for entry, event in todo:
+            split = split_embed(event_embed(event, lang))
+            count[entry.ordinal] = len(split)
+            pieces += [(entry, k, embed) for k, embed in enumerate(split)
+                       if not self._did(entry, f"post:{k}")]
+        messages: list[list[tuple[OutboxEntry, int, discord.Embed]]] = []
+        size = 0
+        for piece in pieces:
+            n = len(piece[2])
+            if not messages or len(messages[-1]) >= EMBEDS or size + n > TOTAL:
+                messages.append([])
+                size = 0
+            messages[-1].append(piece)
+            size += n
+        for i, message in enumerate(messages):
+            head, k0, _ = message[0]
+            await post(channel, entry_key(head), embeds=[e for _, _, e in message],
+                       view=view if i == len(messages) - 1 else None, first=k0)
+            for entry, k, _ in message:
+                self._mark([entry], f"post:{k}")
+                if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):
+                    self._mark([entry], "post")
+
     async def _deliver_run(self, run: list[OutboxEntry]) -> None:
         """What `public_event`/`team_event` do for each event, with the public ones merged:
         team events first (in order), then the signup refresh, then one message. Parts
@@ -148,7 +228,7 @@ class Delivery:
                 public.append((entry, event))
             elif failed is None and not self._did(entry, "team"):
                 try:
-                    await self.team_event(info, event)
+                    await self.team_event(info, event, entry)
                 except Exception as exc:
                     failed = exc
                     continue
@@ -171,16 +251,7 @@ class Delivery:
                                 if phase.data["phase"] == "day" else 0, living, lang)
             elif "game_started" in kinds:
                 view = role_view(info.id, lang)
-            channel = self._channel(info.channel_id)
-            chunks = embed_chunks([event_embed(e, lang) for e in shown])
-            sent = 0
-            for i, chunk in enumerate(chunks):
-                if i == len(chunks) - 1 and view is not None:
-                    await channel.send(embeds=chunk, view=view)
-                else:
-                    await channel.send(embeds=chunk)
-                self._mark([x for x, _ in todo[sent:sent + len(chunk)]], "post")
-                sent += len(chunk)
+            await self._post_pieces(self._channel(info.channel_id), todo, lang, view)
         closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
         if closing and not all(self._did(x, "close") for x in closing):
             await self.close_channels(info)
@@ -197,9 +268,9 @@ class Delivery:
                 await self.refresh_signup(info)
             return
         if event.audience.kind == "team":
-            await self.team_event(info, event)
+            await self.team_event(info, event, entry)
         else:
-            await self.public_event(info, event)
+            await self.public_event(info, event, entry)
 
     # --- the game channel ---------------------------------------------------------------
     def _channel(self, channel_id: int) -> discord.abc.Messageable:
@@ -208,27 +279,24 @@ class Delivery:
             channel = self.bot.get_partial_messageable(channel_id)
         return channel  # type: ignore[return-value]
 
-    async def public_event(self, info: GameInfo, event: Event) -> None:
+    async def public_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         lang = info.language
-        channel = self._channel(info.channel_id)
         if event.kind in SIGNUP_EVENTS:
             await self.refresh_signup(info)
             return
-        embed = event_embed(event, lang)
+        view: discord.ui.View | None = None
         if event.kind == "game_started":
             await self.refresh_signup(info)
-            await channel.send(embed=embed, view=role_view(info.id, lang))
+            view = role_view(info.id, lang)
         elif event.kind == "phase_started":
             state = await self.service.state(info.id)
             living = [(p.uid, p.name) for p in state.living()]
-            await channel.send(embed=embed, view=day_view(
-                self.bot, info.id, event.data["number"] if event.data["phase"] == "day" else 0,
-                living, lang))
-        elif event.kind in ("game_over", "cancelled"):
-            await channel.send(embed=embed)
+            view = day_view(self.bot, info.id,
+                            event.data["number"] if event.data["phase"] == "day" else 0,
+                            living, lang)
+        await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view)
+        if event.kind in ("game_over", "cancelled"):
             await self.close_channels(info)
-        else:
-            await channel.send(embed=embed)
 
     async def refresh_signup(self, info: GameInfo) -> None:
         if info.signup_message_id is None:
@@ -239,14 +307,15 @@ class Delivery:
         from .ui.components import signup_view
 
         view = signup_view(info.id, info.language) if not state.started else None
-        await message.edit(embed=signup_embed(state, info.language), view=view)
+        await message.edit(embed=signup_embed(state, info.language), view=view,
+                           allowed_mentions=no_pings())
 
     # --- private channels -------------------------------------------------------------------
-    async def team_event(self, info: GameInfo, event: Event) -> None:
+    async def team_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         team = event.audience.team or ""
         if event.kind == "team_changed":
             await self.ensure_team_channel(info, team, event.data["members"],
-                                           event.data["writers"])
+                                           event.data["writers"], entry)
             return
         channel_id = (await self.service.info(info.id)).private_channels.get(team)
         if channel_id is None:
@@ -257,9 +326,10 @@ class Delivery:
             # deleted by someone mid-game: the team still needs its channel
             log.warning("game %s: channel of %s is gone; opening it again", info.id, team)
             members, writers = team_access(await self.service.state(info.id), team)
-            await self.ensure_team_channel(info, team, members, writers)
+            await self.ensure_team_channel(info, team, members, writers, entry)
             channel_id = (await self.service.info(info.id)).private_channels[team]
-        await self._channel(channel_id).send(embed=event_embed(event, info.language))
+        await self._post_pieces(self._channel(channel_id), [(entry, event)], info.language,
+                                None)
 
     def _guild(self, info: GameInfo) -> discord.Guild:
         guild = self.bot.get_guild(info.guild_id)
@@ -277,7 +347,11 @@ class Delivery:
         return out
 
     async def ensure_team_channel(self, info: GameInfo, team: str, members: list[int],
-                                  writers: list[int]) -> None:
+                                  writers: list[int], entry: OutboxEntry | None = None
+                                  ) -> None:
+        """The team's channel with exactly these members: edited if it exists, else
+        adopted if an interrupted earlier try created it (found by its marker), else
+        created; the id is stored before the welcome is posted (with a nonce)."""
         guild = self._guild(info)
         current = await self.service.info(info.id)
         overwrites = self.overwrites(guild, members, writers)
@@ -287,27 +361,49 @@ class Delivery:
             await channel.edit(overwrites=overwrites)
             return
         category = await self.ensure_category(current, guild)
-        name = t(f"channel.{team.split(':')[0]}", info.language,
-                 number=team.split(":")[1] if ":" in team else "")
-        channel = await guild.create_text_channel(
-            name, category=category, overwrites=overwrites,
-            topic=t("channel.topic", info.language, team=team_name(team, info.language),
-                    title=info.title))
+        marker = channel_marker(info.id, team)
+        found = find_marked(guild, marker, exclude=set(current.private_channels.values()))
+        if found is not None:  # created by a try that crashed before storing its id
+            log.warning("game %s: adopting channel %s of %s from an interrupted try",
+                        info.id, found.id, team)
+            channel = found
+            await channel.edit(overwrites=overwrites, category=category)
+        else:
+            name = t(f"channel.{team.split(':')[0]}", info.language,
+                     number=team.split(":")[1] if ":" in team else "")
+            topic = t("channel.topic", info.language, team=team_name(team, info.language),
+                      title=user_text(info.title))
+            channel = await guild.create_text_channel(
+                name[:100], category=category, overwrites=overwrites,
+                topic=f"{topic[:1024 - len(marker) - 1]} {marker}")
         channels = dict((await self.service.info(info.id)).private_channels)
         channels[team] = channel.id
         await self.service.set_discord(info.id, DiscordPatch(private_channels=channels))
         self.bot.private_index[channel.id] = info.id
-        await channel.send(t("channel.welcome", info.language,
-                             team=team_name(team, info.language)))
+        key = entry_key(entry, "w") if entry is not None else f"g{info.id}w{channel.id}"
+        await post(channel, key, content=t("channel.welcome", info.language,
+                                           team=team_name(team, info.language)))
 
     async def ensure_category(self, info: GameInfo, guild: discord.Guild
                               ) -> discord.CategoryChannel:
+        """The game's category: stored, else adopted (an interrupted try made it: same
+        name, hidden from @everyone, not another game's), else created and stored."""
         existing = guild.get_channel(info.category_id) if info.category_id else None
         if isinstance(existing, discord.CategoryChannel):
             return existing
+        name = t("channel.category", info.language, title=info.title)[:100]
+        taken = await self.service.categories_in_use(guild.id)
+        for candidate in guild.categories:
+            hidden = candidate.overwrites.get(guild.default_role)
+            if candidate.name == name and candidate.id not in taken and hidden is not None \
+                    and hidden.view_channel is False:
+                log.warning("game %s: adopting category %s from an interrupted try",
+                            info.id, candidate.id)
+                await self.service.set_discord(info.id,
+                                               DiscordPatch(category_id=candidate.id))
+                return candidate
         category = await guild.create_category(
-            t("channel.category", info.language, title=info.title)[:100],
-            overwrites={guild.default_role: HIDDEN, guild.me: BOT_ALLOW})
+            name, overwrites={guild.default_role: HIDDEN, guild.me: BOT_ALLOW})
         await self.service.set_discord(info.id, DiscordPatch(category_id=category.id))
         return category
 
@@ -343,17 +439,17 @@ class Delivery:
         what = event.kind if event else entry.kind
         try:
             user = await self.bot.fetch_user(info.master_id)
-            await user.send(t("delivery.parked", info.language, game=info.title, what=what,
-                              error=error[:200]))
+            await post(user, entry_key(entry, "x"), content=t(
+                "delivery.parked", info.language, game=user_text(info.title), what=what,
+                error=error[:200]))
             return
         except discord.HTTPException as exc:
             log.warning("game %s: cannot DM the master (%s); trying the game channel",
                         entry.game_id, exc)
         try:
-            await self._channel(info.channel_id).send(
-                t("delivery.parked_public", info.language, master=f"<@{info.master_id}>",
-                  game=info.title),
-                allowed_mentions=discord.AllowedMentions(users=True))
+            await post(self._channel(info.channel_id), entry_key(entry, "y"), content=t(
+                "delivery.parked_public", info.language, master=f"<@{info.master_id}>",
+                game=user_text(info.title)), mentions=only_users([info.master_id]))
         except discord.HTTPException:
             log.error("game %s: could not tell the master about parked entry %s (%s)",
                       entry.game_id, entry.key, what)
@@ -373,19 +469,18 @@ def same_command(entries: list[OutboxEntry]) -> list[OutboxEntry]:
     return run
 
 
-def embed_chunks(embeds: list[discord.Embed], *, most: int = 10,
-                 budget: int = 5500) -> list[list[discord.Embed]]:
-    """Split embeds into messages within Discord's limits (10 embeds, 6000 characters)."""
-    chunks: list[list[discord.Embed]] = []
-    size = 0
-    for embed in embeds:
-        n = len(embed)
-        if not chunks or len(chunks[-1]) >= most or size + n > budget:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(embed)
-        size += n
-    return chunks
+def channel_marker(game_id: int, team: str) -> str:
+    """What a private channel's topic ends with: which game and team it belongs to, so a
+    creation repeated after a crash finds the channel instead of making a second one."""
+    return f"[mafia {game_id} {team}]"
+
+
+def find_marked(guild: discord.Guild, marker: str, *, exclude: set[int]
+                ) -> discord.TextChannel | None:
+    for channel in guild.text_channels:
+        if channel.id not in exclude and (channel.topic or "").endswith(marker):
+            return channel
+    return None
 
 
 def retry_after(exc: discord.HTTPException) -> float:

@@ -17,6 +17,8 @@ from core.storage import wallets
 from core.storage.models import UserStats
 
 from .base import GameCog
+from .ui.limits import clamp_embed
+from .ui.markup import user_text
 from .ui.text import command_kwargs, localized, mention, user_lang
 
 
@@ -34,7 +36,7 @@ class Economy(GameCog):
                    amount=f"{a:+d}", reason=reason_text(r, lang)) for w, a, r, _ in rows]
         embed.add_field(name=t("wallet.recent", lang),
                         value="\n".join(lines) or t("wallet.empty", lang), inline=False)
-        await interaction.response.send_message(embed=embed, ephemeral=True)
+        await interaction.response.send_message(embed=clamp_embed(embed), ephemeral=True)
 
     @app_commands.command(**command_kwargs("thank"))
     @app_commands.guild_only()
@@ -57,7 +59,7 @@ class Economy(GameCog):
         lang = user_lang(interaction)
         stats = await UserStats.get_or_none(guild_id=interaction.guild.id, user_id=who.id)
         balance = (await wallets.balances(None, interaction.guild.id, [who.id])).get(who.id)
-        embed = discord.Embed(title=t("profile.title", lang, name=who.display_name),
+        embed = discord.Embed(title=t("profile.title", lang, name=user_text(who.display_name)),
                               colour=discord.Colour.blurple())
         games = stats.games if stats else 0
         embed.add_field(name=t("profile.games", lang), value=str(games), inline=True)
@@ -71,7 +73,7 @@ class Economy(GameCog):
         embed.add_field(name=t("profile.lira", lang), value=t(
             "currency.lira", lang, count=balance) if balance is not None
             else t("profile.no_wallet", lang), inline=True)
-        await interaction.response.send_message(embed=embed, ephemeral=True)
+        await interaction.response.send_message(embed=clamp_embed(embed), ephemeral=True)
 
 
 def reason_text(reason: str, lang: str) -> str:

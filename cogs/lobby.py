@@ -17,7 +17,7 @@ from core.storage.service import DiscordPatch
 from .base import GameCog, now, send_error
 from .ui.components import signup_view
 from .ui.lobby import signup_embed
-from .ui.render import event_embed, status_embed
+from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 
 REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_links",
@@ -100,7 +100,7 @@ class Lobby(GameCog):
             warnings.append(t("lobby.setup_lopsided", lang, negatives=event.data["negatives"],
                               players=event.data["players"]))
         await interaction.response.send_message(
-            "\n".join(warnings) or None, embed=event_embed(event, lang), ephemeral=True,
+            "\n".join(warnings) or None, embed=reply_embed(event, lang), ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none())
 
     @game.command(**command_kwargs("game.options"))

@@ -17,6 +17,8 @@ from core.rules import night as night_rules
 from core.state import GameState, PhaseKind
 
 from .base import GameCog, PlayerArg, is_admin, parse_player
+from .ui.limits import CONTENT, clip
+from .ui.markup import user_text
 from .ui.text import command_kwargs, localized, mention, user_lang, when
 
 
@@ -104,11 +106,11 @@ class Master(GameCog):
                    if e.kind == "anon_sender" and e.audience.kind == "master"]
         for e in senders[-10:]:
             lines.append(t("master.log_anon", lang, name=mention(e.data["uid"]),
-                           text=str(e.data["text"])[:80]))
+                           text=user_text(str(e.data["text"])[:80])))
         dump = io.BytesIO(json.dumps(state.model_dump(mode="json"), ensure_ascii=False,
                                      indent=1).encode())
         await interaction.response.send_message(
-            "\n".join(lines)[:1900], ephemeral=True,
+            clip("\n".join(lines), CONTENT), ephemeral=True,
             file=discord.File(dump, filename=f"game-{info.id}.json"))
 
     @master.command(**command_kwargs("master.replace"))

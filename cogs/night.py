@@ -13,6 +13,8 @@ from core.i18n import t
 from core.narrate import describe
 
 from .base import GameCog, PlayerArg, parse_player
+from .ui.limits import CONTENT, clip
+from .ui.markup import user_data
 from .ui.text import command_kwargs, localized, mention, user_lang, when
 
 
@@ -32,8 +34,9 @@ class Night(GameCog):
             fallback=parse_player(fallback, state) if fallback else None, story=story)
         lang = user_lang(interaction)
         accepted = next(e for e in applied.events if e.kind == "order_accepted")
-        await interaction.response.send_message(describe(accepted, mention, lang, when),
-                                                ephemeral=True)
+        safe = accepted.model_copy(update={"data": user_data(accepted.data)})
+        await interaction.response.send_message(
+            clip(describe(safe, mention, lang, when), CONTENT), ephemeral=True)
 
     @app_commands.command(**command_kwargs("share"))
     @localized("share", "note")

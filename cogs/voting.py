@@ -1,4 +1,10 @@
-"""Day: /checkin, /vote (public red embed), /unvote, /votes; the vote menu."""
+"""Day: /checkin, /vote (public red embed), /unvote, /votes; the vote menu.
+
+The public record of a vote, a withdrawal or a check-in is posted by the outbox in the
+game's channel, wherever the command was typed (a clan channel, a DM): it is written in
+the command's own transaction, so a crash before the reply cannot lose it. The reply only
+confirms, to the sender alone (the same embed).
+"""
 
 from __future__ import annotations
 
@@ -12,13 +18,13 @@ from core.errors import RuleError
 from core.i18n import t
 
 from .base import GameCog, PlayerArg, now, parse_player
-from .ui.render import event_embed, tally_embed, vote_embed
+from .ui.render import reply_embed, tally_embed
 from .ui.text import command_kwargs, localized, user_lang
 
 
 async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target: int, *,
                     shout: bool, day: int | None = None) -> None:
-    """Shared by /vote and the day announcement's menu; the vote is posted publicly."""
+    """Shared by /vote and the day announcement's menu; the outbox posts the vote."""
     bot: Any = interaction.client
     info = await bot.service.info(game_id)
     state = await bot.service.state(game_id)
@@ -32,7 +38,8 @@ async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target:
     applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
                                            shout=shout, admin=bool(perms.manage_guild)))
     event = next(e for e in applied.events if e.kind == "vote_cast")
-    await interaction.response.send_message(embed=vote_embed(event, info.language))
+    await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                            ephemeral=True)
 
 
 class Voting(GameCog):
@@ -42,7 +49,8 @@ class Voting(GameCog):
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.CheckIn)
         event = next(e for e in applied.events if e.kind == "checked_in")
-        await interaction.response.send_message(embed=event_embed(event, info.language))
+        await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                                ephemeral=True)
 
     @app_commands.command(**command_kwargs("vote"))
     @app_commands.guild_only()
@@ -60,7 +68,8 @@ class Voting(GameCog):
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Unvote)
         event = next(e for e in applied.events if e.kind == "vote_withdrawn")
-        await interaction.response.send_message(embed=event_embed(event, info.language))
+        await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                                ephemeral=True)
 
     @app_commands.command(**command_kwargs("votes"))
     @app_commands.guild_only()

@@ -9,6 +9,8 @@ from core.narrate import role_name, team_name
 from core.rules.setup import composition_for
 from core.state import GameState, PhaseKind
 
+from .limits import clamp_embed
+from .markup import user_text
 from .text import mention
 
 MODULES = ("extra_roles", "currency", "shop", "crypto")
@@ -17,8 +19,9 @@ SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "p
 
 
 def signup_embed(state: GameState, lang: str) -> discord.Embed:
-    embed = discord.Embed(title=t("signup.title", lang, title=state.title),
-                          description=state.plot or None, colour=discord.Colour.gold())
+    embed = discord.Embed(title=t("signup.title", lang, title=user_text(state.title)),
+                          description=user_text(state.plot) or None,
+                          colour=discord.Colour.gold())
     o = state.options
     embed.add_field(name=t("status.master", lang), value=mention(state.master), inline=True)
     embed.add_field(name=t("signup.phases", lang), value=t(
@@ -31,14 +34,14 @@ def signup_embed(state: GameState, lang: str) -> discord.Embed:
     embed.add_field(name=t("signup.options", lang), value="\n".join(options), inline=False)
     players = "\n".join(f"{i}. {mention(p.uid)}" for i, p in enumerate(state.players, 1))
     embed.add_field(name=t("signup.players", lang, count=len(state.players)),
-                    value=players[:1024] or t("signup.nobody", lang), inline=False)
-    embed.add_field(name=t("signup.roles", lang), value=composition_text(state, lang)[:1024],
+                    value=players or t("signup.nobody", lang), inline=False)
+    embed.add_field(name=t("signup.roles", lang), value=composition_text(state, lang),
                     inline=False)
     if state.phase is not PhaseKind.SIGNUP:
         embed.set_footer(text=t(f"signup.closed.{state.phase}", lang))
     else:
         embed.set_footer(text=t("signup.how", lang))
-    return embed
+    return clamp_embed(embed)
 
 
 def composition_text(state: GameState, lang: str) -> str:
@@ -46,7 +49,7 @@ def composition_text(state: GameState, lang: str) -> str:
         comp = composition_for(state.roles_text, max(len(state.players), 6),
                                extra_roles=state.options.extra_roles)
     except Exception:
-        return state.roles_text or t("signup.preset", lang)
+        return user_text(state.roles_text) if state.roles_text else t("signup.preset", lang)
     rows = []
     for role, count, clan in comp.describe():
         label = role_name(role, lang) + (f" ×{count}" if count > 1 else "")

@@ -14,6 +14,8 @@ from core.rules.shop import catalogue
 from core.state import GameState, PhaseKind
 from core.visibility import Card, PublicView, tally_rows
 
+from .limits import FIELD_VALUE, clamp_embed, clip
+from .markup import user_data, user_text
 from .text import mention, when
 
 RED = discord.Colour.red()
@@ -31,17 +33,23 @@ _COLOURS = {
 
 
 def text_of(event: Event, lang: str) -> str:
-    return describe(event, mention, lang, when)
+    """The event in words; what people typed in it (stories, texts, reasons) escaped."""
+    safe = event.model_copy(update={"data": user_data(event.data)})
+    return describe(safe, mention, lang, when)
 
 
 def event_embed(event: Event, lang: str) -> discord.Embed:
+    """An event as one embed. It may exceed Discord's limits (a morning with three long
+    stories): the outbox splits it (cogs/ui/limits.py); replies use `reply_embed`."""
     colour = _COLOURS.get(event.kind)
     if event.kind == "phase_started":
         colour = DAY if event.data["phase"] == "day" else NIGHT
     embed = discord.Embed(description=text_of(event, lang), colour=colour or GREY)
+    if event.kind == "vote_cast":  # the public vote: unambiguous, "in red"
+        embed.title = t("vote.embed_title", lang)
     if event.kind == "anon_post":
         sig = event.data.get("signature")
-        embed.description = event.data["text"]
+        embed.description = user_text(event.data["text"])
         embed.set_footer(text=t("anon.signed", lang, role=role_name(sig, lang)) if sig
                          else t("anon.unsigned", lang))
     if event.kind == "payouts":
@@ -49,10 +57,9 @@ def event_embed(event: Event, lang: str) -> discord.Embed:
     return embed
 
 
-def vote_embed(event: Event, lang: str) -> discord.Embed:
-    """The public vote: unambiguous, the target's name highlighted in red."""
-    return discord.Embed(title=t("vote.embed_title", lang),
-                         description=text_of(event, lang), colour=RED)
+def reply_embed(event: Event, lang: str) -> discord.Embed:
+    """An event as the one embed of an interaction reply (shortened to the limits)."""
+    return clamp_embed(event_embed(event, lang))
 
 
 def payout_table(event: Event, lang: str) -> str:
@@ -71,37 +78,37 @@ def payout_table(event: Event, lang: str) -> str:
         if bonus["secret"]:
             lines.append(t("payouts.secret_bonus", lang, name=mention(bonus["uid"]),
                            amount=t("currency.lira", lang, count=bonus["amount"]),
-                           reason=bonus["reason"]))
+                           reason=user_text(bonus["reason"])))
     return "\n".join(lines)
 
 
 def status_embed(view: PublicView, lang: str) -> discord.Embed:
     phase = t(f"status.phase.{view.phase}", lang, number=view.number)
-    embed = discord.Embed(title=view.title, description=view.plot or None, colour=DAY
-                          if view.phase is PhaseKind.DAY else NIGHT)
+    embed = discord.Embed(title=user_text(view.title), description=user_text(view.plot) or None,
+                          colour=DAY if view.phase is PhaseKind.DAY else NIGHT)
     embed.add_field(name=t("status.phase_label", lang), value=phase, inline=True)
     embed.add_field(name=t("status.master", lang), value=mention(view.master), inline=True)
     if view.deadline is not None:
         embed.add_field(name=t("status.deadline", lang), value=when(view.deadline), inline=False)
     living = " ".join(mention(u) for u in view.living) or "—"
-    embed.add_field(name=t("status.living", lang, count=len(view.living)), value=living[:1024],
+    embed.add_field(name=t("status.living", lang, count=len(view.living)), value=living,
                     inline=False)
     if view.dead:
         dead = "\n".join(
             t("status.dead_row", lang, name=mention(d.uid), role=role_name(
                 str(d.role) if d.role else None, lang), cause=t(f"cause.{d.cause}", lang))
             for d in view.dead)
-        embed.add_field(name=t("status.dead", lang), value=dead[:1024], inline=False)
+        embed.add_field(name=t("status.dead", lang), value=dead, inline=False)
     if view.phase is PhaseKind.DAY and view.number == 0:
         embed.add_field(name=t("status.checked_in", lang),
                         value=f"{len(view.checked_in)}/{len(view.living)}", inline=True)
     if view.tally:
-        embed.add_field(name=t("status.tally", lang), value=tally_text(view, lang)[:1024],
+        embed.add_field(name=t("status.tally", lang), value=tally_text(view, lang),
                         inline=False)
     if view.winners or view.draw:
         embed.add_field(name=t("status.result", lang), value=t("event.game_over.draw", lang)
                         if view.draw else ", ".join(team_name(w, lang) for w in view.winners))
-    return embed
+    return clamp_embed(embed)
 
 
 def tally_text(view: PublicView, lang: str) -> str:
@@ -122,7 +129,7 @@ def tally_embed(state: GameState, view: PublicView, lang: str) -> discord.Embed:
                           description=tally_text(view, lang), colour=RED)
     if view.ghosts:
         embed.set_footer(text=t("votes.ghost_note", lang))
-    return embed
+    return clamp_embed(embed)
 
 
 def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
@@ -144,7 +151,7 @@ def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
         mates = "\n".join(
             t("card.mate", lang, name=mention(m.uid), role=role_name(str(m.role), lang),
               state=t("term.alive" if m.alive else "term.dead", lang)) for m in card.mates)
-        embed.add_field(name=t("card.mates", lang), value=mates[:1024], inline=False)
+        embed.add_field(name=t("card.mates", lang), value=mates, inline=False)
     if card.clan is not None and card.acting_mafioso is not None and card.alive:
         embed.add_field(name=t("card.acting", lang), value=mention(card.acting_mafioso),
                         inline=False)
@@ -161,7 +168,7 @@ def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
     results = [notice_text(n.kind, n.data, n.night, lang) for n in card.notices]
     results = [r for r in results if r]
     if results:
-        embed.add_field(name=t("card.results", lang), value="\n".join(results[-15:])[:1024],
+        embed.add_field(name=t("card.results", lang), value=latest(results[-15:], FIELD_VALUE),
                         inline=False)
     if state.options.shop:
         inv = ", ".join(item_name(i.kind, i.against, lang) for i in card.inventory) or "—"
@@ -170,12 +177,25 @@ def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
         embed.add_field(name=t("card.spent", lang),
                         value=t("card.spent_value", lang, spent=card.spent, cap=card.cap),
                         inline=True)
-    return embed
+    return clamp_embed(embed)
+
+
+def latest(lines: list[str], limit: int) -> str:
+    """The most recent lines that fit in `limit` characters (the newest one, shortened,
+    if even it alone is too long)."""
+    shown: list[str] = []
+    size = 0
+    for line in reversed(lines):
+        if shown and size + len(line) + 1 > limit:
+            break
+        shown.insert(0, line)
+        size += len(line) + 1
+    return clip("\n".join(shown), limit)
 
 
 def notice_text(kind: str, data: dict[str, Any], night: int, lang: str) -> str:
     key = f"notice.{kind}"
-    params = dict(data)
+    params = user_data(data)
     for k in ("target", "uid"):
         if isinstance(params.get(k), int):
             params[k] = mention(params[k])
@@ -217,4 +237,4 @@ def shop_embed(state: GameState, uid: int, lang: str, balance: int) -> discord.E
     embed.add_field(name=t("shop.items", lang), value="\n".join(items)[:1024] or "—",
                     inline=False)
     embed.add_field(name=t("shop.spells", lang), value="\n".join(spells)[:1024], inline=False)
-    return embed
+    return clamp_embed(embed)

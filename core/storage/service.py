@@ -480,6 +480,12 @@ class GameService:
             query = query.filter(guild_id=guild_id)
         return [GameInfo.of(r) for r in await query.order_by("id").distinct()]
 
+    async def categories_in_use(self, guild_id: int) -> set[int]:
+        """Channel categories some game of the guild has stored as its own."""
+        rows = await Game.filter(guild_id=guild_id, category_id__isnull=False) \
+            .values_list("category_id", flat=True)
+        return {int(r) for r in rows}  # type: ignore[call-overload]
+
     def owned(self, guild_id: int) -> bool:
         """Whether this process serves the guild (always, unless sharded)."""
         return self.owns is None or self.owns(guild_id)

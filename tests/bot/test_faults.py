@@ -34,7 +34,7 @@ from core.storage import groupcommit
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
 from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import Table, checkin_all, open_table, start
+from tests.bot.helpers import Table, checkin_all, confirmed, open_table, start
 from tests.harness import Harness, MessageRecord
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer"
@@ -384,7 +384,7 @@ async def test_database_errors_are_reported_not_swallowed(
     # the database is back: the bot keeps working
     monkeypatch.undo()
     res = await t.do(p, "checkin")
-    assert not res.ephemeral, res.text
+    assert confirmed(res), res.text
     assert (await t.state()).player(p.id).checked_in  # type: ignore[union-attr]
     await consistent(t)
 
@@ -406,5 +406,5 @@ async def test_database_error_behind_the_vote_menu_is_reported(
                for r in caplog.records)
     monkeypatch.undo()
     res = await h.select(voter, menu, [str(target.id)], f"mafia:vote:{t.game_id}:1")
-    assert not res.ephemeral
+    assert confirmed(res)
     await consistent(t)

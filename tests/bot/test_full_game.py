@@ -7,7 +7,7 @@ import discord
 from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
-from tests.bot.helpers import Table, open_table
+from tests.bot.helpers import Table, confirmed, open_table
 from tests.harness import Harness
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer"
@@ -24,7 +24,7 @@ async def play_to_the_end(t: Table) -> None:
         if state.phase is PhaseKind.DAY and state.number == 0:
             for p in await t.living():
                 res = await t.do(p, "checkin")
-                assert not res.ephemeral, res.text
+                assert confirmed(res), res.text
         elif state.phase is PhaseKind.DAY:
             mafia = await t.holders(Role.MAFIOSO)
             target = mafia[0] if mafia else (await t.living())[0]
@@ -32,7 +32,7 @@ async def play_to_the_end(t: Table) -> None:
                 if p.id == target.id:
                     continue
                 res = await t.do(p, "vote", player=str(target.id))
-                assert not res.ephemeral and res.embeds[0]["color"] == discord.Colour.red().value
+                assert confirmed(res) and res.embeds[0]["color"] == discord.Colour.red().value
             res = await t.do(target, "vote", player=str((await t.living())[-1].id))
         else:
             await night_moves(t)

@@ -20,7 +20,7 @@ from core.i18n import t
 from core.rules.roles import Role
 from core.state import PhaseKind
 from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import Table
+from tests.bot.helpers import Table, confirmed
 from tests.harness import Harness, InteractionResult, MessageRecord
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer; occultist"
@@ -117,7 +117,7 @@ async def day_zero_to_day_one(t_: Table, *spared: Any) -> Any:
     (not one of `spared`)."""
     for p in await t_.living():
         res = await t_.do(p, "checkin")
-        assert not res.ephemeral, res.text
+        assert confirmed(res), res.text
     await t_.advance()
     state = await t_.state()
     assert state.phase is PhaseKind.NIGHT
@@ -143,9 +143,9 @@ async def cast_votes(t_: Table, ghost: Any) -> tuple[Any, Any, Any, Any]:
     plan = [(v, a) for v in living[1:6]] + [(v, b) for v in living[6:8]] + [(living[8], c)]
     for voter, target in plan:
         res = await t_.do(voter, "vote", player=str(target.id))
-        assert not res.ephemeral, res.text
+        assert confirmed(res), res.text
     res = await t_.do(ghost, "vote", player=str(d.id))
-    assert not res.ephemeral, res.text
+    assert confirmed(res), res.text
     return a, b, c, d
 
 

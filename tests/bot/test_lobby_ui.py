@@ -8,7 +8,7 @@ import discord
 from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
-from tests.bot.helpers import open_table
+from tests.bot.helpers import confirmed, open_table
 from tests.harness import Harness
 
 
@@ -55,7 +55,7 @@ async def test_show_my_role_button_and_vote_menu(h: Harness) -> None:
     day = h.messages_in(t.channel)[-1]
     target = next(q for q in t.players if q.id != p.id)
     res = await h.click(p, day, f"mafia:vote:{t.game_id}:1", values=[str(target.id)])
-    assert not res.ephemeral and res.embeds[0]["color"] == discord.Colour.red().value
+    assert confirmed(res) and res.embeds[0]["color"] == discord.Colour.red().value
     assert (await t.state()).vote_log[-1].target == target.id
 
 

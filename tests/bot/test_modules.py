@@ -8,7 +8,7 @@ from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
 from core.storage import wallets
-from tests.bot.helpers import checkin_all, open_table, start
+from tests.bot.helpers import checkin_all, confirmed, open_table, start
 from tests.harness import Harness
 
 VIEW = discord.Permissions(view_channel=True).value
@@ -70,7 +70,7 @@ async def test_votes_show_half_votes_and_fractional_tie_break(h: Harness) -> Non
     await t.advance()
     assert not (await t.state()).player(victim.id).alive  # type: ignore[union-attr]
     res = await t.do(victim, "vote", player=str(a.id))  # a ghost: half a vote, first
-    assert not res.ephemeral
+    assert confirmed(res)
     await t.do(b, "vote", player=str(c.id))  # c: 1
     await t.do(don, "vote", player=str(a.id))  # a: 1.5
     await t.do(c, "vote", player=str(a.id))  # a: 2.5 — reached first

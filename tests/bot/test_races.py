@@ -19,7 +19,7 @@ from core.i18n import t as tr
 from core.rules import night as night_rules
 from core.rules.roles import Role
 from core.state import PhaseKind
-from tests.bot.helpers import Table, open_table
+from tests.bot.helpers import Table, confirmed, open_table
 from tests.bot.test_bad_input import dump_db
 from tests.harness import Harness, InteractionResult
 
@@ -38,7 +38,7 @@ async def to_day_one(h: Harness, *, kick: tuple[Role, ...] = ()) -> Table:
         victim = (await t.holders(role))[-1]
         assert (await t.do(t.master, "master kick", player=str(victim.id))).ephemeral
     for p in await t.living():
-        assert not (await t.do(p, "checkin")).ephemeral
+        assert confirmed(await t.do(p, "checkin"))
     await t.advance()
     state = await t.state()
     citizen = (await t.holders(Role.CITIZEN))[0]
@@ -58,7 +58,7 @@ async def to_night_one(h: Harness) -> Table:
     victim = (await t.holders(Role.CITIZEN))[-1]
     for p in await t.living():
         target = victim if p.id != victim.id else (await t.holders(Role.CITIZEN))[0]
-        assert not (await t.do(p, "vote", player=str(target.id))).ephemeral
+        assert confirmed(await t.do(p, "vote", player=str(target.id)))
     await t.advance()
     assert await t.phase() == (PhaseKind.NIGHT, 1)
     return t
@@ -212,7 +212,7 @@ async def test_a_command_ahead_of_the_deadline_is_applied_first(h: Harness) -> N
     t = await to_day_one(h)
     voter, target = (await t.living())[:2]
     res, _ = await queued(t, slash(t, voter, "vote", player=str(target.id)), deadline(t))
-    assert not res.ephemeral and res.embeds, res.text  # the public red vote embed
+    assert confirmed(res), res.text  # the red vote embed, confirmed to the voter
     state = await t.state()
     assert (state.phase, state.number) == (PhaseKind.NIGHT, 1)
     assert state.days[-1].votes == {voter.id: target.id}
@@ -262,7 +262,7 @@ async def test_the_game_ends_once(h: Harness, order: str) -> None:
     don = (await t.holders(Role.MAFIOSO))[0]
     for p in await t.living():
         if p.id != don.id:
-            assert not (await t.do(p, "vote", player=str(don.id))).ephemeral
+            assert confirmed(await t.do(p, "vote", player=str(don.id)))
     serial = (await t.state()).serial
     results = await queued(t, *ORDERS[order](t))
     replies = [r for r in results if isinstance(r, InteractionResult)]

@@ -20,7 +20,7 @@ from core.rules.roles import Role
 from core.settings import Settings
 from core.state import PhaseKind
 from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import Table, open_table
+from tests.bot.helpers import Table, confirmed, open_table
 from tests.harness import Harness
 from tests.harness.payloads import PayloadBuilder
 from tests.harness.routes import RestApi
@@ -73,7 +73,7 @@ async def day_one(h: Harness) -> Table:
     assert (await t.do(t.master, "game start")).ephemeral
     await t.settle()
     for p in t.players:
-        assert not (await t.do(p, "checkin")).ephemeral
+        assert confirmed(await t.do(p, "checkin"))
     await t.advance()
     state = await t.state()
     citizen = (await t.holders(Role.CITIZEN))[0]
@@ -123,7 +123,7 @@ async def test_buttons_and_the_vote_menu_work_after_a_restart(tmp_path: Path) ->
         # the day-1 vote menu
         voter, target = t.players[0], t.players[1]
         res = await h.click(voter, vote_id, values=[str(target.id)])
-        assert not res.ephemeral and res.embeds  # the public vote
+        assert confirmed(res)  # the vote (its public post goes through the outbox)
         state = await t.state()
         assert [(m.voter, m.target) for m in state.vote_log] == [(voter.id, target.id)]
         await h.bot.service.verify(t.game_id)  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ discord.py by the harness so its caches stay in sync).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -560,6 +561,20 @@ class RestApi:
         files = _files(c)
         self._require_send(cid, ch, files=bool(files))
         validate_message_body(body, has_files=bool(files), editing=False)
+        # enforce_nonce: a nonce already used by this author here within Discord's window
+        # returns that message, and no new one is created
+        nonce = body.get("nonce")
+        key = (cid, self.world.bot_id, str(nonce))
+        if nonce is not None:
+            if len(str(nonce)) > 25:
+                raise invalid_form("nonce", "BASE_TYPE_MAX_LENGTH",
+                                   "Must be 25 or fewer in length.")
+            seen = self.world.nonces.get(key)
+            if body.get("enforce_nonce") and seen is not None \
+                    and time.monotonic() - seen[1] <= self.world.nonce_window:
+                stored = self.world.messages.get(seen[0])
+                if stored is not None and not stored.deleted:
+                    return stored.payload
         ref = body.get("message_reference")
         if ref and ref.get("message_id") and ref.get("fail_if_not_exists", True):
             try:
@@ -571,6 +586,9 @@ class RestApi:
         stored = self.world.create_message(
             cid, self.world.bot_id, body, files=files, msg_type=19 if ref else 0
         )
+        if nonce is not None:
+            stored.payload["nonce"] = str(nonce)
+            self.world.nonces[key] = (stored.id, time.monotonic())
         self._emit_message("MESSAGE_CREATE", stored)
         return stored.payload
 

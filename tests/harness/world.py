@@ -540,8 +540,15 @@ def validate_message_body(body: Mapping[str, Any], *, has_files: bool, editing: 
                     "Must be between 1 and 1024 in length.",
                 )
             total += len(name) + len(value)
-        total += len(str((embed.get("footer") or {}).get("text", "")))
-        total += len(str((embed.get("author") or {}).get("name", "")))
+        for key, sub, limit in (("footer", "text", 2048), ("author", "name", 256)):
+            text = str((embed.get(key) or {}).get(sub, ""))
+            if len(text) > limit:
+                raise invalid_form(
+                    f"embeds.{i}.{key}.{sub}",
+                    "BASE_TYPE_MAX_LENGTH",
+                    f"Must be {limit} or fewer in length.",
+                )
+            total += len(text)
     if total > 6000:
         raise invalid_form(
             "embeds", "MAX_EMBED_SIZE_EXCEEDED", "Embed size exceeds maximum size of 6000"
@@ -602,6 +609,10 @@ class FakeWorld:
         self.open_modals: dict[int, list[OpenModal]] = {}
         self.listeners: list[GatewayListener] = []
         self.sync_new_channels_with_category = True
+        # Messages created with `enforce_nonce`: (channel, author, nonce) -> (message id,
+        # monotonic time). Discord keeps them "for a few minutes" (nonce_window seconds).
+        self.nonces: dict[tuple[int, int, str], tuple[int, float]] = {}
+        self.nonce_window = 300.0
         bot = self.add_user(bot_name, bot=True)
         self.bot_id: int = bot.id
         self.application_id: int = bot.id
