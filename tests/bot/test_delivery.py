@@ -1,0 +1,344 @@
+"""Delivery guarantees through the Discord harness: public things are always public (in
+the game channel, wherever the command was typed, and across a crash), nothing is posted
+twice after a crash between posting and marking (nonce + enforce_nonce), and channel
+creation is idempotent across a crash.
+
+A "crash" here: the old bot is frozen at the chosen point (the coroutine that would run
+next never returns, its outbox stopped), then closed, and a new MafiaBot starts on the
+same database and the same fake Discord (tests/bot/test_restart.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from core.i18n import t as tr
+from core.rules.roles import Role
+from core.state import PhaseKind
+from core.storage.models import DELIVERED, Outbox
+from tests.bot.helpers import checkin_all, confirmed, open_table, start
+from tests.bot.test_restart import ROLES, day_one, first_life, rebind, restart, wait_for
+from tests.harness import Harness, MessageRecord
+
+
+def masked_links(text: str) -> list[str]:
+    """Markdown masked links Discord would render: `[label](url)` with an unescaped `[`."""
+    return re.findall(r"(?<!\\)\[[^\]\n]*\]\(\s*<?https?://", text)
+
+
+def posted(h: Harness, channel: int) -> list[MessageRecord]:
+    """What the bot posted in a channel, interaction responses left out."""
+    return [m for m in h.messages_in(channel) if "interaction_metadata" not in m.payload]
+
+
+def embeds_in(h: Harness, channel: int) -> list[dict[str, Any]]:
+    return [e for m in posted(h, channel) for e in m.embeds]
+
+
+def vote_posts(h: Harness, channel: int, lang: str, voter: int, target: int) -> list[str]:
+    title = tr("vote.embed_title", lang)
+    return [e.get("description", "") for e in embeds_in(h, channel)
+            if e.get("title") == title and f"<@{voter}>" in e.get("description", "")
+            and f"<@{target}>" in e.get("description", "")]
+
+
+async def freeze() -> None:
+    """Where the process "dies": nothing after this point ever runs."""
+    await asyncio.Event().wait()
+
+
+def frozen_after(real: Callable[..., Awaitable[Any]], when: Callable[..., bool],
+                 hit: list[Any]) -> Callable[..., Awaitable[Any]]:
+    """`real`, except that a call matching `when` completes and then never returns."""
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = await real(*args, **kwargs)
+        if when(*args, **kwargs):
+            hit.append(args)
+            await freeze()
+        return result
+    return wrapper
+
+
+# --- 1. every public announcement goes to the game channel ---------------------------------
+async def test_a_vote_from_the_police_channel_is_posted_in_the_game_channel_only(
+        h: Harness) -> None:
+    t = await open_table(h, 8, roles=ROLES, locale="ru")
+    await start(t)
+    police = h.channel_named(tr("channel.police", "ru"))
+    investigator = (await t.holders(Role.INVESTIGATOR))[0]
+    # a check-in typed in the police channel: announced in the game channel
+    res = await h.slash(investigator, "checkin", channel=police.id)
+    assert confirmed(res), res.text
+    for p in t.players:
+        if p.id != investigator.id:
+            await t.do(p, "checkin")
+    await t.advance()
+    await t.advance()
+    assert await t.phase() == (PhaseKind.DAY, 1)
+    before = len(posted(h, police.id))
+    target = next(p for p in await t.living() if p.id != investigator.id)
+    res = await h.slash(investigator, "vote", channel=police.id, player=str(target.id))
+    assert confirmed(res), res.text  # the reply confirms to the voter alone
+    await t.settle()
+    assert len(vote_posts(h, t.channel, "ru", investigator.id, target.id)) == 1
+    assert len(posted(h, police.id)) == before  # nothing public lands in the police channel
+    assert not any(m.embeds for m in h.messages_in(police.id)
+                   if "interaction_metadata" in m.payload and not m.ephemeral_for)
+    checked = tr("event.checked_in", "ru", uid=f"<@{investigator.id}>", count=1, total=8)[:12]
+    assert any(checked in (e.get("description") or "") for e in embeds_in(h, t.channel))
+    # and a withdrawal typed there too
+    res = await h.slash(investigator, "unvote", channel=police.id)
+    assert confirmed(res), res.text
+    await t.settle()
+    assert len(posted(h, police.id)) == before
+    withdrawn = [e for e in embeds_in(h, t.channel) if f"<@{investigator.id}>" in
+                 (e.get("description") or "") and e.get("title") is None
+                 and f"<@{target.id}>" in (e.get("description") or "")]
+    assert withdrawn
+
+
+async def test_a_vote_committed_just_before_a_crash_is_posted_after_the_restart_once(
+        tmp_path: Path) -> None:
+    h = await first_life(tmp_path)
+    try:
+        t = await day_one(h)
+        voter, target = t.players[0], t.players[1]
+        bot: Any = h.bot
+        await bot.outbox.stop()  # the process dies before the outbox gets to it
+        hit: list[Any] = []
+        bot.apply = frozen_after(bot.apply, lambda *_a, **_k: True, hit)
+        await t.h.slash(voter, "vote", channel=t.channel, player=str(target.id), wait=False)
+        await wait_for(lambda: bool(hit), "the vote to be committed")
+        state = await t.state()
+        assert [(m.voter, m.target) for m in state.vote_log] == [(voter.id, target.id)]
+        assert not vote_posts(h, t.channel, "ru", voter.id, target.id)
+    except BaseException:
+        await h.close()
+        raise
+    h = await restart(h, tmp_path)
+    try:
+        t = rebind(t, h)
+        await t.settle()
+        assert len(vote_posts(h, t.channel, "ru", voter.id, target.id)) == 1
+        # the voter's retry is refused as a repeat; nothing more is posted
+        res = await t.do(voter, "vote", player=str(target.id))
+        await t.settle()
+        assert len(vote_posts(h, t.channel, "ru", voter.id, target.id)) == 1, res.text
+    finally:
+        await h.close()
+
+
+# --- 2. channel creation is idempotent across a crash --------------------------------------
+async def _crash_during_start(tmp_path: Path, stored: str) -> None:
+    """Start a game and die right after Discord made something whose id the bot was about
+    to store (`stored`: 'private_channels' or 'category_id')."""
+    h = await first_life(tmp_path)
+    try:
+        t = await open_table(h, 8, roles=ROLES, locale="ru")
+        bot: Any = h.bot
+        hit: list[Any] = []
+        real = bot.service.set_discord
+
+        async def set_discord(game_id: int, patch: Any, **kwargs: Any) -> None:
+            if stored in patch.model_fields_set:
+                hit.append(patch)
+                await freeze()  # Discord made it; the process dies before storing the id
+            await real(game_id, patch, **kwargs)
+
+        bot.service.set_discord = set_discord
+        res = await t.do(t.master, "game start")
+        assert res.ephemeral, res.text
+        await wait_for(lambda: bool(hit), "a channel to be created")
+    except BaseException:
+        await h.close()
+        raise
+    h = await restart(h, tmp_path)
+    try:
+        t = rebind(t, h)
+        await t.settle()
+        info = await h.bot.service.info(t.game_id)  # type: ignore[attr-defined]
+        for team, name in (("clan:1", tr("channel.clan", "ru", number=1)),
+                           ("police", tr("channel.police", "ru"))):
+            same = [c for c in h.channels() if c.name == name]
+            assert len(same) == 1, [c.id for c in same]
+            assert info.private_channels[team] == same[0].id
+            assert same[0].parent_id == info.category_id
+            welcome = tr("channel.welcome", "ru", team=tr("team.police", "ru")) \
+                if team == "police" else None
+            texts = [m.text for m in posted(h, same[0].id)]
+            assert len(texts) == len(set(texts)), texts  # the welcome once
+            if welcome:
+                assert texts.count(welcome) == 1
+        categories = [c for c in h.channels() if c.name == tr("channel.category", "ru",
+                                                               title="Palermo")]
+        assert [c.id for c in categories] == [info.category_id]
+        state = await t.state()
+        clan = h.channel_named(tr("channel.clan", "ru", number=1))
+        for p in state.players:  # the adopted channel has exactly the clan's members
+            assert h.visible_channels(p.uid).can_view(clan.id) == (p.clan == 1), p.name
+        assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
+    finally:
+        await h.close()
+
+
+async def test_a_crash_right_after_a_private_channel_is_created_leaves_one_channel(
+        tmp_path: Path) -> None:
+    await _crash_during_start(tmp_path, "private_channels")
+
+
+async def test_a_crash_right_after_the_category_is_created_leaves_one_category(
+        tmp_path: Path) -> None:
+    await _crash_during_start(tmp_path, "category_id")
+
+
+# --- 3. a crash between posting and marking posts nothing twice ----------------------------
+async def test_a_crash_after_posting_does_not_repeat_the_day_result_or_the_payouts(
+        tmp_path: Path) -> None:
+    h = await first_life(tmp_path)
+    try:
+        t = await open_table(h, 8, roles="mafioso; investigator; sergeant; citizen x5",
+                             locale="ru", currency=True)
+        await start(t)
+        await checkin_all(t)
+        await t.advance()
+        await t.advance()
+        assert await t.phase() == (PhaseKind.DAY, 1)
+        don = (await t.holders(Role.MAFIOSO))[0]
+        for p in await t.living():
+            target = don if p.id != don.id else t.players[0] if t.players[0].id != don.id \
+                else t.players[1]
+            assert confirmed(await t.do(p, "vote", player=str(target.id)))
+        await t.settle()
+        bot: Any = h.bot
+        hit: list[Any] = []
+        async def die(ids: list[int]) -> None:  # posted, then dead before marking
+            hit.append(ids)
+            await freeze()
+
+        bot.outbox._mark_delivered = die
+        res = await t.do(t.master, "master advance")
+        assert res.ephemeral, res.text
+        await wait_for(lambda: bool(hit), "the day's result to be posted")
+        assert (await t.state()).over
+    except BaseException:
+        await h.close()
+        raise
+    head = tr("event.day_result.head", "ru", number=1)
+    payouts = tr("payouts.head", "ru")
+    count = len(posted(h, t.channel))
+    assert [e for e in embeds_in(h, t.channel) if head in (e.get("description") or "")]
+    h = await restart(h, tmp_path)
+    try:
+        t = rebind(t, h)
+        await t.settle()
+        descriptions = [e.get("description") or "" for e in embeds_in(h, t.channel)]
+        assert sum(head in d for d in descriptions) == 1
+        assert sum(d.startswith(payouts) for d in descriptions) == 1
+        assert len(posted(h, t.channel)) == count  # the retry returned the same messages
+        assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
+        # every post of the outbox carried a nonce (with enforce_nonce)
+        sends = h.requests_to("POST /channels/{channel_id}/messages")
+        assert sends and all(r.json.get("nonce") and r.json.get("enforce_nonce")
+                             for r in sends)
+    finally:
+        await h.close()
+
+
+# --- 4./6. limits and pings in a real game ----------------------------------------------------
+LONG = "x" * 1400
+
+
+async def test_three_long_kill_stories_and_fifteen_long_secret_bonuses_are_all_posted(
+        h: Harness) -> None:
+    t = await open_table(h, 10, roles="mafioso; killer; operative; investigator; bouncer",
+                         locale="ru", extra_roles=True, currency=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()
+    await t.advance()  # day 1
+    citizens = await t.holders(Role.CITIZEN)
+    for p in await t.living():  # hang a citizen, everyone votes (no missed turns)
+        who = citizens[0] if p.id != citizens[0].id else citizens[1]
+        assert confirmed(await t.do(p, "vote", player=str(who.id)))
+    for i, p in enumerate(t.players[:15] * 2):
+        if i >= 15:
+            break
+        reason = f"{i:02d}" + "[official rules](https://evil.example/login) " + "y" * 250
+        res = await t.do(t.master, "master bonus", player=str(p.id), amount=1,
+                         reason=reason[:300], secret=True)
+        assert res.ephemeral, res.text
+    await t.advance()  # night 1
+    state = await t.state()
+    victims = [c for c in citizens[1:] if state.player(c.id).alive][:3]  # type: ignore[union-attr]
+    assert len(victims) == 3
+    killers = [state.clans[0].acting, (await t.holders(Role.KILLER))[0].id,
+               (await t.holders(Role.OPERATIVE))[0].id]
+    for n, (actor, victim) in enumerate(zip(killers, victims, strict=True)):
+        story = f"story{n} " + LONG + " **bold** [link](https://evil.example)"
+        res = await t.do(t.member(actor), "night", target=str(victim.id),  # type: ignore[arg-type]
+                         story=story[:1500])
+        assert res.ephemeral and not res.text.startswith("❌"), res.text
+    await t.advance()  # morning of day 2
+    text = "\n".join(e.get("description") or "" for e in embeds_in(h, t.channel))
+    for n in range(3):
+        assert f"story{n} " + LONG in text  # all three, whole
+    assert not masked_links(text)  # escaped, never a link
+    assert "\\[link](https://evil.example)" in text
+    # end the game: every bonus reason is in the payouts table
+    for role in (Role.MAFIOSO, Role.KILLER, Role.BOUNCER):
+        for p in await t.holders(role):
+            assert (await t.do(t.master, "master kick", player=str(p.id))).ephemeral
+    await t.settle()
+    assert (await t.state()).over
+    text = "\n".join(e.get("description") or "" for e in embeds_in(h, t.channel))
+    for i in range(15):
+        assert f"{i:02d}\\[official rules](https://evil.example/login) " + "y" * 250 in text
+    assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
+    assert_no_pings(h)
+
+
+def assert_no_pings(h: Harness) -> None:
+    """Every message the bot sent said explicitly that it pings nobody (or exactly the
+    users it names): never @everyone, @here or a role."""
+    bodies: list[tuple[str, dict[str, Any]]] = []
+    for r in h.requests:
+        body = r.json if isinstance(r.json, dict) else {}
+        if r.route in ("POST /channels/{channel_id}/messages",
+                       "PATCH /channels/{channel_id}/messages/{message_id}") \
+                or (r.kind == "webhook" and r.method in ("POST", "PATCH")):
+            bodies.append((str(r.route), body))
+        elif r.kind == "interaction" and body.get("type") in (4, 7):
+            bodies.append((str(r.route), body.get("data") or {}))
+    assert bodies
+    for route, body in bodies:
+        mentions = body.get("allowed_mentions")
+        assert mentions is not None, (route, body)
+        assert mentions.get("parse") == [], (route, mentions)
+        assert not mentions.get("roles"), (route, mentions)
+
+
+async def test_user_text_never_pings_and_masked_links_are_escaped(h: Harness) -> None:
+    t = await open_table(h, 8, roles=ROLES, locale="ru", crypto=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()
+    await t.advance()
+    p = (await t.living())[0]
+    evil = f"@everyone <@{t.players[1].id}> [official rules](https://evil.example/login)"
+    res = await t.do(p, "anon", text=evil)
+    assert res.ephemeral, res.text
+    await t.settle()
+    anon = [e for e in embeds_in(h, t.channel) if "evil.example" in (e.get("description") or "")]
+    assert len(anon) == 1
+    text = anon[0]["description"]
+    assert not masked_links(text) and "\\[official rules](" in text
+    assert "@everyone" not in text  # defused: @\u200beveryone
+    assert_no_pings(h)
+    sent = [r for r in h.requests_to("POST /channels/{channel_id}/messages")
+            if "evil.example" in json.dumps(r.json)]
+    assert sent and all(r.json["allowed_mentions"]["parse"] == [] for r in sent)
