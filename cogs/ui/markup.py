@@ -23,13 +23,33 @@ import discord
 USER_TEXT_KEYS = frozenset({"text", "story", "stories", "reason", "title", "plot", "name",
                             "names"})
 _MASS_PING = re.compile(r"@(everyone|here)")
+# A bare URL stays as typed (escaping inside it would break it; a bare URL shows where it
+# goes, so it is no disguise). It stops at brackets so that none escapes the escaping.
+_URL = re.compile(r"(?:https?|steam)://[^\s<>\[\]()]+")
+_INLINE = re.compile(r"([\\*_~|`\[\]])")  # emphasis, code, spoilers, link brackets
+_LINE_START = re.compile(r"(?m)^(\s*)([>#+-])")  # quotes, headings, bullet lists
+_NUMBERED = re.compile(r"(?m)^(\s*\d+)\.(?=\s)")  # "1. " starts a numbered list
+
+
+def _escape(text: str) -> str:
+    text = _INLINE.sub(r"\\\1", text)
+    text = _LINE_START.sub(r"\1\\\2", text)
+    return _NUMBERED.sub(r"\1\\.", text)
 
 
 def user_text(text: str) -> str:
-    """`text` as literal words: Markdown (masked links, emphasis, headings, quotes, code,
-    spoilers) escaped, and @everyone/@here defused (they would read as a ping)."""
-    escaped = discord.utils.escape_markdown(text)
-    return _MASS_PING.sub("@\u200b\\1", escaped)
+    """`text` as literal words: every Markdown mark escaped (masked links, emphasis,
+    code, spoilers, headings, quotes, lists; Discord shows an escaped mark as the mark
+    itself), bare URLs left intact, @everyone/@here defused. discord.utils.escape_markdown
+    is not enough: with two masked links on one line it escapes only the first bracket."""
+    out: list[str] = []
+    last = 0
+    for url in _URL.finditer(text):
+        out.append(_escape(text[last:url.start()]))
+        out.append(url.group(0))
+        last = url.end()
+    out.append(_escape(text[last:]))
+    return _MASS_PING.sub("@\u200b\\1", "".join(out))
 
 
 def user_data(data: dict[str, Any]) -> dict[str, Any]:

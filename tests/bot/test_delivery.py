@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from cogs.ui.markup import user_text
 from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
@@ -288,7 +289,7 @@ async def test_three_long_kill_stories_and_fifteen_long_secret_bonuses_are_all_p
     for n in range(3):
         assert f"story{n} " + LONG in text  # all three, whole
     assert not masked_links(text)  # escaped, never a link
-    assert "\\[link](https://evil.example)" in text
+    assert user_text("[link](https://evil.example)") in text
     # end the game: every bonus reason is in the payouts table
     for role in (Role.MAFIOSO, Role.KILLER, Role.BOUNCER):
         for p in await t.holders(role):
@@ -297,7 +298,8 @@ async def test_three_long_kill_stories_and_fifteen_long_secret_bonuses_are_all_p
     assert (await t.state()).over
     text = "\n".join(e.get("description") or "" for e in embeds_in(h, t.channel))
     for i in range(15):
-        assert f"{i:02d}\\[official rules](https://evil.example/login) " + "y" * 250 in text
+        assert user_text(f"{i:02d}[official rules](https://evil.example/login) ") \
+            + "y" * 250 in text
     assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
     assert_no_pings(h)
 
@@ -336,7 +338,7 @@ async def test_user_text_never_pings_and_masked_links_are_escaped(h: Harness) ->
     anon = [e for e in embeds_in(h, t.channel) if "evil.example" in (e.get("description") or "")]
     assert len(anon) == 1
     text = anon[0]["description"]
-    assert not masked_links(text) and "\\[official rules](" in text
+    assert not masked_links(text) and user_text("[official rules](") in text
     assert "@everyone" not in text  # defused: @\u200beveryone
     assert_no_pings(h)
     sent = [r for r in h.requests_to("POST /channels/{channel_id}/messages")
