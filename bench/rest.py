@@ -7,6 +7,9 @@ phase. Every HTTP request the bot makes is captured by the fake Discord.
 
 Lower bound (what no design can go below):
     one response per interaction
+  + one public post per public action (vote, withdrawal, check-in: posted by the outbox
+    in the game channel, since the reply may be typed elsewhere and a crash must not
+    lose it; the reply only confirms, to the sender)
   + one announcement per phase change (each phase opened, and the end of the game)
   + the channel set-up (one category and one channel per private team)
 Anything else (signup edits, welcome lines, separate death notices, archiving the
@@ -101,13 +104,15 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
     responses = by_kind["interaction"] + by_kind["webhook"]
     teams = len(info.private_channels)
     phases = events["phase_started"]
-    bound = interactions + (phases + 1) + (1 + teams)
+    public_actions = events["vote_cast"] + events["vote_withdrawn"] + events["checked_in"]
+    bound = interactions + public_actions + (phases + 1) + (1 + teams)
     total = len(requests)
     worst = max(caused, key=lambda s: s[1]) if caused else ("-", 0)
     dms = sum(n for route, n in by_route.items() if "/users/@me/channels" in route)
     return {
         "players": PLAYERS, "phases": phases, "interactions": interactions,
-        "teams": teams, "rest_calls": total, "responses": responses,
+        "teams": teams, "public_actions": public_actions, "rest_calls": total,
+        "responses": responses,
         "other_rest_calls": total - responses, "lower_bound": bound,
         "ratio": total / bound, "target_ratio": 1.5, "by_route": dict(by_route.most_common()),
         "max_rest_for_one_command": {"command": worst[0], "calls": worst[1]},

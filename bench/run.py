@@ -266,6 +266,7 @@ def table(out: dict[str, Any]) -> str:
         f"({r['responses']} interaction responses) for {r['interactions']} interactions, "
         f"{r['phases']} phases, {r['teams']} private channels")
     add(f"  lower bound {r['lower_bound']} = {r['interactions']} responses + "
+        f"{r['public_actions']} public action posts + "
         f"{r['phases'] + 1} phase announcements + {r['teams'] + 1} channel set-up; "
         f"ratio {_f(r['ratio'], 2)}")
     worst = r["max_rest_for_one_command"]
