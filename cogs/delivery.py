@@ -30,7 +30,7 @@ from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo
 
 from .ui.components import day_view, role_view
-from .ui.limits import EMBEDS, TOTAL, pack, split_embed
+from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, pack, split_embed
 from .ui.lobby import signup_embed
 from .ui.markup import no_pings, only_users, user_text
 from .ui.render import event_embed
@@ -181,11 +181,15 @@ class Delivery:
 
     async def _post_pieces(self, channel: discord.abc.Messageable,
                            todo: list[tuple[OutboxEntry, Event]], lang: str,
-                           view: discord.ui.View | None) -> None:
+                           view: discord.ui.View | None, *, content: str | None = None,
+                           mentions: discord.AllowedMentions | None = None) -> None:
         """The events' embeds, each split to Discord's limits, posted as the fewest
         messages (10 embeds, 6,000 characters each), the view on the last. Every message
         is named by its first piece (entry and piece number): the same nonce when a crash
-        makes us post it again. Pieces already posted by an interrupted try are skipped."""
+        makes us post it again. Pieces already posted by an interrupted try are skipped.
+        `content` (at most 2,000 characters, e.g. a role mention) goes on the first
+        message, with `mentions` saying exactly whom it may ping (default: nobody; a
+        phase announcement pinging a game's role passes `markup.only_role(role_id)`)."""
         pieces: list[tuple[OutboxEntry, int, discord.Embed]] = []
         count: dict[int, int] = {}
         for entry, event in todo:
@@ -205,7 +209,9 @@ class Delivery:
         for i, message in enumerate(messages):
             head, k0, _ = message[0]
             await post(channel, entry_key(head), embeds=[e for _, _, e in message],
-                       view=view if i == len(messages) - 1 else None, first=k0)
+                       view=view if i == len(messages) - 1 else None, first=k0,
+                       content=clip(content, CONTENT) if content and i == 0 else None,
+                       mentions=mentions)
             for entry, k, _ in message:
                 self._mark([entry], f"post:{k}")
                 if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):

@@ -5,7 +5,9 @@ crash can delay a message but never lose it. Per game the order is strict:
 entry N+1 is not tried before N is delivered or parked. Games are served by
 separate tasks, so a slow or failing channel does not hold back other games.
 Delivery is at-least-once (a crash between sending and marking repeats the
-send); `OutboxEntry.key` lets the deliverer skip a duplicate if it cares.
+send); `OutboxEntry.key` names the message stably, and the Discord deliverer turns it
+into the message nonce Discord deduplicates by (cogs/delivery.py), so a repeated post
+returns the first one instead of posting twice.
 """
 
 from __future__ import annotations
