@@ -27,7 +27,7 @@ from core.i18n import t
 from core.narrate import team_name
 from core.rules.channels import team_access
 from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
-from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo
+from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
 
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, pack, split_embed
@@ -119,7 +119,7 @@ class Delivery:
         self._done: set[tuple[int, int, str]] = set()
 
     @property
-    def service(self):
+    def service(self) -> GameService:
         return self.bot.service
 
     async def deliver(self, entry: OutboxEntry) -> None:
@@ -282,7 +282,7 @@ class Delivery:
     def _channel(self, channel_id: int) -> discord.abc.Messageable:
         channel = self.bot.get_channel(channel_id)
         if channel is None:
-            channel = self.bot.get_partial_messageable(channel_id)
+            return self.bot.get_partial_messageable(channel_id)
         return channel  # type: ignore[return-value]
 
     async def public_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
