@@ -17,6 +17,7 @@ from core.storage.service import DiscordPatch
 from .base import GameCog, now, send_error
 from .ui.components import signup_view
 from .ui.lobby import signup_embed
+from .ui.markup import user_text
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 
@@ -55,7 +56,8 @@ async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, act
     lang = user_lang(interaction)
     key = "lobby.joined" if action == "join" else "lobby.left"
     await interaction.response.send_message(
-        t(key, lang, title=info.title, count=len(applied.state.players)), ephemeral=True)
+        t(key, lang, title=user_text(info.title), count=len(applied.state.players)),
+        ephemeral=True)
 
 
 class Lobby(GameCog):

@@ -91,7 +91,7 @@ class Master(GameCog):
         info = await self._master_game(interaction, finished=True)
         state = await self.service.state(info.id)
         lang = user_lang(interaction)
-        lines = [t("master.log_head", lang, title=state.title, phase=t(
+        lines = [t("master.log_head", lang, title=user_text(state.title), phase=t(
             f"status.phase.{state.phase}", lang, number=state.number))]
         for p in state.players:
             lines.append(t("master.log_row", lang, name=mention(p.uid),

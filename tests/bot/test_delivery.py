@@ -344,3 +344,18 @@ async def test_user_text_never_pings_and_masked_links_are_escaped(h: Harness) ->
     sent = [r for r in h.requests_to("POST /channels/{channel_id}/messages")
             if "evil.example" in json.dumps(r.json)]
     assert sent and all(r.json["allowed_mentions"]["parse"] == [] for r in sent)
+
+
+async def test_the_fake_discord_honours_enforce_nonce_within_its_window(h: Harness) -> None:
+    """As Discord: a repeated nonce (enforce_nonce) by the same author in the same channel
+    within the window returns the message already created; after the window, a new one."""
+    channel: Any = h.bot.get_channel(h.default_guild.general_id)
+    first = await channel.send("hello", nonce="g1o1.0")
+    again = await channel.send("hello", nonce="g1o1.0")
+    assert again.id == first.id and len(posted(h, channel.id)) == 1
+    other = await channel.send("hello", nonce="g1o2.0")
+    assert other.id != first.id
+    h.world.nonce_window = 0.0
+    await asyncio.sleep(0.01)
+    late = await channel.send("hello", nonce="g1o1.0")
+    assert late.id != first.id and len(posted(h, channel.id)) == 3
