@@ -82,14 +82,17 @@ async def post(channel: discord.abc.Messageable, key: str, *, content: str | Non
                ) -> list[discord.Message]:
     """The one way the outbox posts: the payload split to Discord's limits (`pack`), each
     part sent with its own nonce (`key` and the part's number, from `first`) and explicit
-    allowed mentions (nobody unless `mentions` says whom); the view goes on the last part."""
+    allowed mentions (nobody unless `mentions` says whom); the view goes on the last part.
+    Part 0 is named `key.first`, further parts `key.first.i`: never the name another
+    message of the same entry (which starts at another piece) uses."""
     parts = pack(content, embeds)
     sent = []
     for i, part in enumerate(parts):
         extra: dict[str, Any] = {"view": view} if view is not None and i == len(parts) - 1 \
             else {}
         sent.append(await channel.send(
-            content=part.content, embeds=part.embeds, nonce=nonce(key, first + i),
+            content=part.content, embeds=part.embeds,
+            nonce=nonce(key, first) if i == 0 else nonce(f"{key}.{first}", i),
             allowed_mentions=mentions or no_pings(), **extra))
     return sent
 
