@@ -13,6 +13,10 @@ a private channel or the category carries a marker and is looked up before it is
 created, so a creation repeated after a crash adopts the channel made the first time.
 What keeps failing is parked by the worker and reported to the master by DM, or in the
 game channel when his DMs are closed.
+
+A new kind of outbox message (a private push, a desk feed line) posts through `post`
+(or `_post_pieces` for events) with a key from `entry_key(entry, step)`: splitting,
+nonces and mentions then hold for it too, with nothing to add per kind.
 """
 
 from __future__ import annotations
