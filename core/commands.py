@@ -144,9 +144,18 @@ class Kick(_Cmd):
 
 
 class Replace(_Cmd):
+    """A substitute takes a seat; without `new`, the first on the standby list."""
+
     kind: Literal["replace"] = "replace"
     old: int
-    new: int
+    new: int | None = None
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+
+
+class Standby(_Cmd):
+    """/game standby during a game: put oneself on (or take oneself off) the standby list."""
+
+    kind: Literal["standby"] = "standby"
     name: str = Field(min_length=1, max_length=100)
 
 
@@ -209,6 +218,7 @@ Command = Annotated[
     | Extend
     | Kick
     | Replace
+    | Standby
     | Bonus
     | Thank
     | Buy

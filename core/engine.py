@@ -25,7 +25,16 @@ from core.rules.setup import (
     lopsided,
     negatives,
 )
-from core.state import Bonus, GameState, Notice, Options, PhaseKind, Player, VoteMark
+from core.state import (
+    Bonus,
+    GameState,
+    Notice,
+    Options,
+    PhaseKind,
+    Player,
+    Standby,
+    VoteMark,
+)
 
 
 @dataclass
@@ -367,37 +376,96 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
     old = s.player(cmd.old)
     if old is None:
         raise RuleError("not_a_player_target", target=cmd.old)
-    if s.player(cmd.new) is not None or cmd.new == s.master:
+    new, name = cmd.new, cmd.name
+    if new is None:
+        if not s.standby:
+            raise RuleError("standby_empty")
+        new, name = s.standby[0].uid, s.standby[0].name
+    if s.player(new) is not None or new == s.master:
         raise RuleError("already_joined")
-    _rename_uid(s, cmd.old, cmd.new)
-    old.name = cmd.name
-    ctx.emit("replaced", old=cmd.old, new=cmd.new)
-    for team, members in phases.teams(ctx).items():
-        if cmd.new in members:
-            phases.emit_team(ctx, team)
+    s.standby = [x for x in s.standby if x.uid != new]
+    _rename_uid(s, cmd.old, new)
+    old.name = name or str(new)
+    ctx.emit("replaced", old=cmd.old, new=new)
+    ctx.emit("desk_replaced", Audience.master(), old=cmd.old, new=new,
+             role=str(old.role) if old.role else None)
+    seat_teams = [team for team, members in phases.teams(ctx).items() if new in members]
+    for team in seat_teams:
+        phases.emit_team(ctx, team)
     if old.role is not None:
-        ctx.emit("role_dealt", Audience.to(cmd.new), role=str(old.role), clan=old.clan,
+        ctx.emit("role_dealt", Audience.to(new), role=str(old.role), clan=old.clan,
                  rank=old.rank)
+        ctx.emit("seat_taken", Audience.to(new), old=cmd.old, role=str(old.role),
+                 teams=seat_teams, notices=len(old.notices))
+
+
+def _standby(ctx: Ctx, cmd: c.Standby) -> None:
+    """Anyone outside the game may offer to substitute while it runs (and withdraw)."""
+    _in_play(ctx)
+    s = ctx.state
+    if cmd.by == s.master:
+        raise RuleError("master_cannot_play")
+    if s.player(cmd.by) is not None:
+        raise RuleError("already_joined")
+    if any(x.uid == cmd.by for x in s.standby):
+        s.standby = [x for x in s.standby if x.uid != cmd.by]
+        ctx.emit("standby_left", Audience.to(cmd.by), count=len(s.standby))
+        ctx.emit("desk_standby", Audience.master(), uid=cmd.by, on=False,
+                 count=len(s.standby))
+        return
+    if len(s.standby) >= MAX_STANDBY:
+        raise RuleError("standby_full", max=MAX_STANDBY)
+    s.standby.append(Standby(uid=cmd.by, name=cmd.name))
+    ctx.emit("standby_joined", Audience.to(cmd.by), count=len(s.standby))
+    ctx.emit("desk_standby", Audience.master(), uid=cmd.by, on=True, count=len(s.standby))
 
 
 def _rename_uid(s: GameState, old: int, new: int) -> None:
-    """A substitute takes the seat: every reference to the old id moves to the new."""
+    """A substitute takes the seat: every reference to the old id moves to the new,
+    so the seat keeps its role, items, spells, spending of this game and duties."""
     p = s.player(old)
     assert p is not None
     p.uid = new
+
+    def sub(x: int) -> int:
+        return new if x == old else x
+
+    def sub_opt(x: int | None) -> int | None:
+        return new if x == old else x
+
     for o in s.orders:
-        o.actor = new if o.actor == old else o.actor
-        o.target = new if o.target == old else o.target
-        o.fallback = new if o.fallback == old else o.fallback
+        o.actor, o.target, o.fallback = sub(o.actor), sub(o.target), sub_opt(o.fallback)
     for m in s.vote_log:
-        m.voter = new if m.voter == old else m.voter
-        m.target = new if m.target == old else m.target
+        m.voter, m.target = sub(m.voter), sub_opt(m.target)
     for clan in s.clans:
-        clan.acting = new if clan.acting == old else clan.acting
-    s.covered = {new if k == old else k: [new if x == old else x for x in v]
-                 for k, v in s.covered.items()}
-    s.occult_excluded = [new if x == old else x for x in s.occult_excluded]
-    s.took_part = [new if x == old else x for x in s.took_part]
+        clan.acting = sub_opt(clan.acting)
+    s.covered = {sub(k): [sub(x) for x in v] for k, v in s.covered.items()}
+    s.occult_excluded = [sub(x) for x in s.occult_excluded]
+    s.promoted = [sub(x) for x in s.promoted]
+    s.saves = [(sub(a), sub(b)) for a, b in s.saves]
+    for table in (s.spent, s.operative_bad_kills, s.operative_benched, s.helpless,
+                  s.doubled, s.wrecking):
+        if old in table:
+            table[new] = table.pop(old)
+    for items in (s.inventory, s.armour):
+        if old in items:
+            items[new] = items.pop(old)  # type: ignore[assignment]
+    for cast in s.spells:
+        cast.caster, cast.target = sub(cast.caster), sub(cast.target)
+    for buy in s.pending:
+        buy.uid, buy.target, buy.if_hanged = sub(buy.uid), sub_opt(buy.target), \
+            sub_opt(buy.if_hanged)
+        buy.unless_hanged = sub_opt(buy.unless_hanged)
+    for day in s.days:
+        day.votes = {sub(v): sub(t) for v, t in day.votes.items()}
+        day.weights = {sub(v): w for v, w in day.weights.items()}
+        day.tally = {sub(v): h for v, h in day.tally.items()}
+        day.hanged, day.decider = sub_opt(day.hanged), sub_opt(day.decider)
+        day.tied = [sub(x) for x in day.tied]
+    for q in s.players:
+        if q.death is not None:
+            q.death.by = [sub(x) for x in q.death.by]
+    s.took_part = [sub(x) for x in s.took_part]
 
 
 def _buy(ctx: Ctx, cmd: c.Buy) -> None:
@@ -458,13 +526,15 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
     ctx.emit("thanked", uid=cmd.by, master=s.master, premium=cmd.premium)
 
 
+MAX_STANDBY = 25  # one autocomplete page of substitutes
+
 T = TypeVar("T")
 _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.Join: _join, c.Leave: _leave, c.Configure: _configure, c.Start: _start,
     c.Cancel: _cancel, c.SetOptions: _options, c.CheckIn: _checkin, c.Vote: _vote,
     c.Unvote: _unvote,
     c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
-    c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace,
+    c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace, c.Standby: _standby,
     c.Bonus: _bonus, c.Thank: _thank, c.Buy: _buy, c.Cast: _cast,
     c.Anon: _anon, c.Whisper: _whisper, c.Reveal: _reveal,
 }

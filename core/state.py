@@ -38,6 +38,7 @@ class Options(BaseModel):
     dead_write: bool = False
     public_moves: bool = False
     master_sees_anon: bool = False
+    master_reads_teams: bool = False  # the master reads the team channels (never writes)
     archive_channels: bool = True
     graveyard: bool = False
     # The sergeant shares the police channel from the start (he then knows the
@@ -107,6 +108,13 @@ class Clan(BaseModel):
     number: int
     next_rank: int = 1  # rotation pointer: the lowest rank that may act next
     acting: int | None = None  # uid of the mafioso acting in the current/coming night
+
+
+class Standby(BaseModel):
+    """Somebody ready to take a seat: /game standby during a game."""
+
+    uid: int
+    name: str
 
 
 class VoteMark(BaseModel):
@@ -212,6 +220,7 @@ class GameState(BaseModel):
     saves: list[tuple[int, int]] = Field(default_factory=list)  # (saver, saved)
     winners: list[str] = Field(default_factory=list)
     draw: bool = False
+    standby: list[Standby] = Field(default_factory=list)  # substitutes, in order of sign-up
     # --- module "Currency" ---------------------------------------------------
     bonuses: list[Bonus] = Field(default_factory=list)
     payouts: list[Payout] = Field(default_factory=list)

@@ -45,6 +45,8 @@ def team_access(state: GameState, team: str) -> tuple[list[int], list[int]]:
         uid for uid in members
         if (p := state.player(uid)) and (p.alive or state.options.dead_write)
     ]
+    if state.options.master_reads_teams and members and state.master not in members:
+        members = [*members, state.master]  # master option: reads, never writes
     return members, writers
 
 

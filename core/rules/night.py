@@ -9,6 +9,7 @@ the credit); a target dead before the night falls to the order's fallback.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.errors import RuleError
 from core.events import Audience
@@ -88,6 +89,7 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
     state = ctx.state
     if state.phase not in (PhaseKind.DAY, PhaseKind.NIGHT):
         raise RuleError("wrong_phase")
+    waiting = bool(missed_night(state)) if state.phase is PhaseKind.NIGHT else False
     action = night_action(state, actor)
     if action is None:
         if actor.role is Role.MAFIOSO and actor.alive:
@@ -128,6 +130,22 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
             "clan_order", Audience.of_team(f"clan:{actor.clan}"),
             actor=actor.uid, target=target, fallback=fallback, night=night, story=story or "",
         )
+    ctx.emit("desk_order", Audience.master(), actor=actor.uid, role=str(actor.role),
+             action=str(action), target=target, fallback=fallback, story=story or "",
+             night=night, replaced=bool(mine))
+    if waiting and not missed_night(state):
+        announce_all_in(ctx)
+
+
+def all_orders_in(state: GameState) -> bool:
+    """Whether every living player with a move tonight has given his order(s)."""
+    obliged = [p for p in state.living() if moves_allowed(state, p)]
+    return state.phase is PhaseKind.NIGHT and bool(obliged) and not missed_night(state)
+
+
+def announce_all_in(ctx: Ctx) -> None:
+    """Tell the master's desk that the night's orders are complete (once per change)."""
+    ctx.emit("all_orders_in", Audience.master(), night=ctx.state.number)
 
 
 def start_night(ctx: Ctx) -> None:
@@ -149,6 +167,8 @@ def start_night(ctx: Ctx) -> None:
         if o.night == state.number and actor is not None and night_action(state, actor):
             keep.append(o)
     state.orders = keep
+    if all_orders_in(state):  # every order was given during the day
+        announce_all_in(ctx)
 
 
 @dataclass
@@ -158,6 +178,7 @@ class NightResult:
     stories: list[str] = field(default_factory=list)  # told with the kills, published unsigned
     bad_kills: list[int] = field(default_factory=list)
     acted: set[int] = field(default_factory=set)  # gave an order for the night (inactivity)
+    steps: list[dict[str, Any]] = field(default_factory=list)  # for the master's desk
 
 
 def _notice(p: Player, kind: str, night: int, **data: int | str | None) -> None:
@@ -178,16 +199,25 @@ def _ordered(ctx: Ctx, orders: list[Order]) -> list[Order]:
 
 
 def resolve(ctx: Ctx) -> NightResult:
+    """Play the night's orders in order; the master's desk gets every step and why."""
     state = ctx.state
     night = state.number
     result = NightResult(acted={o.actor for o in state.orders if o.night == night})
-    orders = _within_allowance(state, [o for o in state.orders if o.night == night])
+    given = [o for o in state.orders if o.night == night]
+    orders = _within_allowance(state, given)
+    steps = result.steps
+    for o in given:
+        if o not in orders:
+            steps.append(_step("void", o))
     protected: dict[int, int] = {}  # target -> bouncer
     dead_tonight: set[int] = set()
     shop_on = state.options.shop
-    for order in _ordered(ctx, orders):
+    sequence = _ordered(ctx, orders)
+    steps.insert(0, {"step": "sequence", "actors": [o.actor for o in sequence]})
+    for order in sequence:
         actor = state.player(order.actor)
         if actor is None or not actor.alive or actor.uid in dead_tonight:
+            steps.append(_step("actor_dead", order))
             continue
         target_id = order.target
         t = state.player(target_id)
@@ -195,15 +225,20 @@ def resolve(ctx: Ctx) -> NightResult:
             target_id = order.fallback if order.fallback is not None else -1
             t = state.player(target_id)
             if t is None or not t.alive:
+                steps.append(_step("target_gone", order))
                 _notice(actor, "target_gone", night)
                 ctx.emit("target_gone", Audience.to(actor.uid), night=night)
                 continue
+            steps.append(_step("fallback", order, target=target_id))
         lethal = order.action in LETHAL
         bouncer = protected.get(target_id)
         if bouncer is not None and bouncer != actor.uid and lethal and shop_on:
             _spiked_club(ctx, result, dead_tonight, bouncer, actor)
         wrecking = shop_on and _ignores_bouncer(state, actor.uid)
+        if bouncer is not None and bouncer != actor.uid and wrecking:
+            steps.append(_step("wrecking", order, target=target_id, bouncer=bouncer))
         if bouncer is not None and bouncer != actor.uid and not wrecking:
+            steps.append(_step("blocked", order, target=target_id, bouncer=bouncer))
             _notice(actor, "action_failed", night, action=str(order.action))
             ctx.emit("action_failed", Audience.to(actor.uid), night=night, action=str(order.action))
             covered = state.covered.setdefault(bouncer, [])
@@ -218,17 +253,22 @@ def resolve(ctx: Ctx) -> NightResult:
             continue
         if order.action is Action.PROTECT:
             protected[target_id] = actor.uid
+            steps.append(_step("protect", order, target=target_id))
             _notice(actor, "protected", night, target=target_id)
         elif order.action is Action.CHECK:
             role = str(t.role)
+            steps.append(_step("check", order, target=target_id, result=role))
             _notice(actor, "check", night, target=target_id, role=role)
             ctx.emit("check_result", Audience.to(actor.uid), night=night, target=target_id,
                      role=role)
         elif lethal:
             if shop_on and _armour_stops(ctx, actor, t):
+                steps.append(_step("armour", order, target=target_id))
                 continue
+            again = target_id in dead_tonight
             dead_tonight.add(target_id)
             result.deaths.setdefault(target_id, []).append(actor.uid)
+            steps.append(_step("kill", order, target=target_id, again=again))
             if order.story:
                 result.stories.append(order.story)
             kind = "kill_done" if order.action is Action.KILL else "shot_done"
@@ -238,8 +278,15 @@ def resolve(ctx: Ctx) -> NightResult:
             ctx.emit(kind, audience, night=night, target=target_id)
             if actor.role is Role.OPERATIVE and t.side in (Side.CITIZENS, Side.POSITIVE):
                 result.bad_kills.append(actor.uid)
+                steps.append(_step("bad_kill", order, target=target_id))
     state.orders = [o for o in state.orders if o.night > night]
     return result
+
+
+def _step(kind: str, order: Order, **data: int | str | bool | None) -> dict[str, Any]:
+    """One line of the night's explanation for the master: who did what to whom, and why."""
+    return {"step": kind, "actor": order.actor, "action": str(order.action),
+            "target": order.target, "fallback": order.fallback} | data
 
 
 def _within_allowance(state: GameState, orders: list[Order]) -> list[Order]:
@@ -270,8 +317,10 @@ def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer:
         return
     ctx.emit("club_used", Audience.to(bouncer), night=state.number, target=attacker.uid)
     if use_item(state, attacker.uid, "protection", "bouncer"):
+        result.steps.append({"step": "club_armour", "actor": bouncer, "target": attacker.uid})
         ctx.emit("armour_saved", Audience.to(attacker.uid), night=state.number)
         return
+    result.steps.append({"step": "club", "actor": bouncer, "target": attacker.uid})
     dead_tonight.add(attacker.uid)
     result.deaths.setdefault(attacker.uid, []).append(bouncer)
     result.causes[attacker.uid] = "spiked"

@@ -57,6 +57,8 @@ def start_game(ctx: Ctx, at: datetime) -> None:
              players=[p.uid for p in state.players])
     for p in state.players:
         ctx.emit("role_dealt", Audience.to(p.uid), role=str(p.role), clan=p.clan, rank=p.rank)
+    ctx.emit("desk_opened", Audience.master(), master=state.master, roles=[
+        [p.uid, str(p.role), p.clan] for p in state.players])
     for team in teams(ctx):
         emit_team(ctx, team)
     open_phase(ctx, PhaseKind.DAY, 0, at)
@@ -188,6 +190,11 @@ def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
         state.days.append(record)
         ctx.emit("day_result", number=state.number, tally=record.tally, votes=record.votes,
                  weights=record.weights, hanged=record.hanged, tied=record.tied)
+        ctx.emit("day_explained", Audience.master(), number=state.number,
+                 votes=[[v, target, record.weights.get(v, 0)]
+                        for v, target in record.votes.items()],
+                 tally=sorted(([u, h] for u, h in record.tally.items()), key=lambda r: -r[1]),
+                 hanged=record.hanged, tied=record.tied, decider=record.decider)
         if record.hanged is not None:
             kill(ctx, record.hanged, "hanged")
         if state.options.shop:
@@ -203,6 +210,8 @@ def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
 def end_night(ctx: Ctx, at: datetime) -> None:
     state = ctx.state
     result = night_rules.resolve(ctx)
+    ctx.emit("night_explained", Audience.master(), night=state.number, steps=result.steps,
+             deaths={str(v): by for v, by in result.deaths.items()})
     victims = []
     for victim, by in result.deaths.items():
         cause: DeathCause = "spiked" if result.causes.get(victim) == "spiked" else "killed"

@@ -150,6 +150,8 @@ def charge(ctx: Ctx, uid: int, cost: int, what: str, funds: dict[int, int]) -> N
     state.spent[uid] = spent + cost
     funds[uid] = have - cost
     ctx.emit("purchase", Audience.to(uid), uid=uid, item=what, cost=cost)
+    ctx.emit("desk_purchase", Audience.master(), uid=uid, item=what, cost=cost,
+             spent=state.spent[uid], cap=cap)
 
 
 def _module_on(state: GameState) -> None:
@@ -213,6 +215,9 @@ def _order(ctx: Ctx, buyer: Player, what: str, against: str | None, target: int 
                                     seq=state.seq))
     ctx.emit("buy_ordered", Audience.to(buyer.uid), item=what, if_hanged=cond.hanged,
              unless_hanged=cond.not_hanged, if_nobody_hanged=cond.nobody, target=target)
+    ctx.emit("desk_buy_ordered", Audience.master(), uid=buyer.uid, item=what,
+             if_hanged=cond.hanged, unless_hanged=cond.not_hanged,
+             if_nobody_hanged=cond.nobody, target=target)
 
 
 def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
@@ -299,6 +304,7 @@ def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
     evening = not (state.phase is PhaseKind.DAY and state.number == day)
     ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target.uid, day=day,
              evening=evening)
+    ctx.emit("desk_spell", Audience.master(), uid=caster.uid, spell=spell, target=target.uid)
     if spell != "free_speech":
         ctx.emit("spell_on_you", Audience.to(target.uid), spell=spell)
 
@@ -328,8 +334,11 @@ def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target_id,
                                   phase=PhaseKind.NIGHT, number=night, seq=state.seq))
     ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target_id)
+    ctx.emit("desk_spell", Audience.master(), uid=caster.uid, spell=spell, target=target_id)
     if spell == "helplessness":
         if _use_item(state, target_id, "cheque_book"):
+            ctx.emit("desk_spell_blocked", Audience.master(), uid=caster.uid, spell=spell,
+                     target=target_id)
             ctx.emit("cheque_book_saved", Audience.to(target_id))
             ctx.emit("spell_blocked", Audience.to(caster.uid), spell=spell, target=target_id)
             return

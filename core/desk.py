@@ -1,0 +1,211 @@
+"""The master's desk: what the master may read, as text, from events and the game log.
+
+The master sees everything, so his view is the whole event log (every audience), in
+order, tagged with the phase each event happened in. The Discord layer renders the
+live feed and `/master log` from here and never reads raw state for it; names are
+supplied by the caller (mentions in Discord, plain names in a file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from core.commands import Command
+from core.events import Event
+from core.i18n import has_key, t
+from core.narrate import Names, describe, params, role_name, votes
+from core.state import GameState, PhaseKind
+
+History = Sequence[tuple[int, Command, list[Event]]]
+PhaseFilter = Literal["day", "night"] | None
+
+# A player's copy of something the master's desk already has in its own words.
+_DUPLICATES = frozenset({"order_accepted", "purchase", "buy_ordered", "spell_cast",
+                         "away_ack", "standby_joined", "standby_left", "seat_taken"})
+PAGE_BUDGET = 3800  # characters of one page (an embed description holds 4096)
+
+
+class LogEntry(BaseModel):
+    """One event of the game, with the log number and the phase it belongs to."""
+
+    seq: int
+    phase: PhaseKind
+    number: int
+    event: Event
+
+
+def master_log(history: History, *, phase: PhaseFilter = None, number: int | None = None,
+               player: int | None = None) -> list[LogEntry]:
+    """The whole history for the master, filtered by phase (day/night, optionally its
+    number) and by a player (events naming him or addressed to him)."""
+    out: list[LogEntry] = []
+    current, current_no = PhaseKind.SIGNUP, 0
+    for seq, _, events in history:
+        for event in events:
+            if event.kind in _DUPLICATES and event.audience.kind == "players":
+                continue
+            if event.kind == "turn_missed" and event.audience.kind == "players":
+                continue
+            if event.kind == "phase_started":
+                current, current_no = PhaseKind(event.data["phase"]), int(event.data["number"])
+            entry = LogEntry(seq=seq, phase=current, number=current_no, event=event)
+            if event.kind in ("game_over", "cancelled"):
+                current = PhaseKind.ENDED if event.kind == "game_over" else PhaseKind.CANCELLED
+            if phase is not None and entry.phase != phase:
+                continue
+            if number is not None and entry.number != number:
+                continue
+            if player is not None and not involves(event, player):
+                continue
+            out.append(entry)
+    return out
+
+
+def involves(event: Event, uid: int) -> bool:
+    """Whether an event names a player anywhere in its data, or is addressed to him."""
+    return uid in event.audience.players or uid in set(_ints(event.data))
+
+
+def _ints(value: Any) -> Iterable[int]:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        yield value
+    elif isinstance(value, str) and value.isdigit():
+        yield int(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _ints(k)
+            yield from _ints(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _ints(v)
+
+
+def known_names(history: History, state: GameState) -> dict[int, str]:
+    """Every name the game has known, substitutes and replaced players included."""
+    names: dict[int, str] = {}
+    for _, command, _ in history:
+        name = getattr(command, "name", None)
+        if command.kind in ("join", "standby") and isinstance(name, str):
+            names[command.by] = name
+        new = getattr(command, "new", None)
+        if command.kind == "replace" and isinstance(name, str) and isinstance(new, int):
+            names[new] = name
+    names.update({p.uid: p.name for p in state.players})
+    names.update({s.uid: s.name for s in state.standby})
+    return names
+
+
+# --- words -----------------------------------------------------------------------------
+def desk_text(event: Event, names: Names, lang: str) -> str:
+    """One event as the master reads it: the desk's own words where it has them."""
+    kind = event.kind
+    if kind == "night_explained":
+        return _night(event, names, lang)
+    if kind == "day_explained":
+        return _day(event, names, lang)
+    if kind == "desk_opened":
+        rows = "; ".join(t("desk.opened.row", lang, name=names(uid),
+                           role=role_name(role, lang)) for uid, role, _ in event.data["roles"])
+        return t("desk.opened.head", lang, roles=rows or "—")
+    if kind == "desk_order":
+        p = params(event, names, lang)
+        lines = [t("desk.order.line", lang, **p)]
+        if event.data.get("fallback") is not None:
+            lines.append(t("desk.order.fallback", lang, **p))
+        if event.data.get("story"):
+            lines.append(t("desk.order.story", lang, **p))
+        if event.data.get("replaced"):
+            lines.append(t("desk.order.replaced", lang))
+        return "\n".join(lines)
+    if kind == "turn_missed" and event.audience.kind == "master":
+        key = "desk.missed.excused" if event.data.get("excused") else "desk.missed.plain"
+        return t(key, lang, uid=names(event.data["uid"]))
+    if kind == "desk_standby":
+        key = "desk.standby.on" if event.data.get("on") else "desk.standby.off"
+        return t(key, lang, uid=names(event.data["uid"]), count=event.data["count"])
+    if has_key(f"desk.event.{kind}", lang) and event.audience.kind == "master":
+        return t(f"desk.event.{kind}", lang, **params(event, names, lang))
+    return describe(event, names, lang)
+
+
+def _night(event: Event, names: Names, lang: str) -> str:
+    lines = [t("desk.night.head", lang, night=event.data["night"])]
+    for step in event.data["steps"]:
+        kind = step["step"]
+        if kind == "sequence":
+            order = ", ".join(names(u) for u in step["actors"]) or "—"
+            lines.append(t("desk.night.sequence", lang, actors=order))
+            continue
+        p = params(Event(kind="step", data={k: v for k, v in step.items()
+                                            if k not in ("step", "result", "again")}),
+                   names, lang)
+        if "result" in step:
+            p["result"] = role_name(step["result"], lang)
+        if step.get("bouncer") is not None:
+            p["bouncer"] = names(step["bouncer"])
+        key = "desk.night.kill_again" if kind == "kill" and step.get("again") else \
+            f"desk.night.{kind}"
+        lines.append(t(key, lang, **p))
+    deaths = event.data.get("deaths") or {}
+    if not deaths:
+        lines.append(t("desk.night.nobody", lang))
+    for victim, by in deaths.items():
+        lines.append(t("desk.night.death", lang, name=names(int(victim)),
+                       by=", ".join(names(u) for u in by)))
+    return "\n".join(lines)
+
+
+def _day(event: Event, names: Names, lang: str) -> str:
+    data = event.data
+    lines = [t("desk.day.head", lang, number=data["number"])]
+    for voter, target, weight in data["votes"]:
+        lines.append(t("desk.day.vote", lang, voter=names(voter), target=names(target),
+                       votes=votes(weight, lang)))
+    for target, halves in data["tally"]:
+        lines.append(t("desk.day.row", lang, name=names(target), votes=votes(halves, lang)))
+    hanged = data.get("hanged")
+    if hanged is None:
+        lines.append(t("desk.day.nobody", lang))
+    elif data.get("tied"):
+        lines.append(t("desk.day.tie", lang, tied=", ".join(names(u) for u in data["tied"]),
+                       name=names(hanged), decider=names(data["decider"])
+                       if data.get("decider") is not None else "—"))
+    else:
+        lines.append(t("desk.day.hanged", lang, name=names(hanged)))
+    return "\n".join(lines)
+
+
+def phase_label(entry: LogEntry, lang: str) -> str:
+    return t(f"status.phase.{entry.phase}", lang, number=entry.number)
+
+
+def log_lines(entries: Sequence[LogEntry], names: Names, lang: str) -> list[str]:
+    """Each entry as '[phase] text': the master log's lines, nothing cut."""
+    return [t("desk.log.line", lang, phase=phase_label(e, lang),
+              text=desk_text(e.event, names, lang)) for e in entries]
+
+
+def paginate(lines: Sequence[str], budget: int = PAGE_BUDGET) -> list[str]:
+    """Pack lines into pages of at most `budget` characters; a longer line is carried
+    over to the next pages, never cut off. Always at least one page."""
+    pages: list[str] = []
+    page = ""
+    for line in lines:
+        while len(line) > budget:  # a very long entry (a story): split across pages
+            if page:
+                pages.append(page)
+                page = ""
+            pages.append(line[:budget])
+            line = line[budget:]
+        if page and len(page) + 1 + len(line) > budget:
+            pages.append(page)
+            page = ""
+        page = f"{page}\n{line}" if page else line
+    if page or not pages:
+        pages.append(page)
+    return pages
