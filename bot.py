@@ -102,7 +102,9 @@ class MafiaBot(commands.Bot):
         await self.tree.set_translator(CatalogueTranslator())
         for ext in EXTENSIONS:
             await self.load_extension(ext)
-        self.add_dynamic_items(*DYNAMIC_ITEMS)
+        from cogs.desk import DESK_ITEMS
+
+        self.add_dynamic_items(*DYNAMIC_ITEMS, *DESK_ITEMS)
         for info in await self.service.active_games():
             for channel_id in info.private_channels.values():
                 self.private_index[channel_id] = info.id

@@ -54,11 +54,17 @@ BOT_ALLOW = discord.PermissionOverwrite(
 HIDDEN = discord.PermissionOverwrite(view_channel=False)
 
 
+# Events posted in a private channel rather than the game channel: a team's, or the
+# master's desk (cogs/desk.py).
+PRIVATE = frozenset({"team", "master"})
+
+
 def route(event: Event) -> bool:
     """Which events must reach Discord through the outbox: every public one (votes and
     check-ins included: their public record is posted by the outbox in the game channel,
-    so it survives a crash before the interaction reply) and every team one."""
-    return event.audience.kind in ("public", "team")
+    so it survives a crash before the interaction reply), every team one, and every
+    one for the master's desk (cogs/desk.py)."""
+    return event.audience.kind in ("public", "team", "master")
 
 
 NONCE_MAX = 25  # Discord: a nonce is at most 25 characters
@@ -177,7 +183,7 @@ class Delivery:
         event = entry.event()
         if event is None:
             return False
-        if event.audience.kind == "team":
+        if event.audience.kind in PRIVATE:
             steps = ["team"]
         elif event.kind in SIGNUP_EVENTS:
             steps = ["signup"]
@@ -237,11 +243,11 @@ class Delivery:
         for entry in run:
             event = entry.event()
             assert event is not None
-            if event.audience.kind != "team":
+            if event.audience.kind not in PRIVATE:
                 public.append((entry, event))
             elif failed is None and not self._did(entry, "team"):
                 try:
-                    await self.team_event(info, event, entry)
+                    await self.private_event(info, event, entry)
                 except Exception as exc:
                     failed = exc
                     continue
@@ -280,10 +286,18 @@ class Delivery:
             if entry.kind == "signup":
                 await self.refresh_signup(info)
             return
-        if event.audience.kind == "team":
-            await self.team_event(info, event, entry)
+        if event.audience.kind in PRIVATE:
+            await self.private_event(info, event, entry)
         else:
             await self.public_event(info, event, entry)
+
+    async def private_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
+        if event.audience.kind == "master":
+            from .desk import master_event
+
+            await master_event(self, info, event, entry)
+        else:
+            await self.team_event(info, event, entry)
 
     # --- the game channel ---------------------------------------------------------------
     def _channel(self, channel_id: int) -> discord.abc.Messageable:

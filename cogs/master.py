@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import json
 from typing import Any
 
 import discord
 from discord import app_commands
-from discord.app_commands import Range
+from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.errors import RuleError
@@ -16,10 +14,9 @@ from core.i18n import t
 from core.rules import night as night_rules
 from core.state import GameState, PhaseKind
 
+from . import desk
 from .base import GameCog, PlayerArg, is_admin, parse_player
-from .ui.limits import CONTENT, clip
-from .ui.markup import user_text
-from .ui.text import command_kwargs, localized, mention, user_lang, when
+from .ui.text import L, command_kwargs, localized, mention, user_lang, when
 
 
 def idle_players(state: GameState) -> list[int]:
@@ -86,44 +83,27 @@ class Master(GameCog):
         await interaction.response.send_message(t(key, user_lang(interaction)), ephemeral=True)
 
     @master.command(**command_kwargs("master.log"))
-    async def log(self, interaction: discord.Interaction[Any]) -> None:
-        """Everything, for the master only: the roles, the orders and the raw state."""
+    @localized("master.log", "file", "phase", "number", "player")
+    @app_commands.choices(phase=[Choice(name=L("desk.log.phase.day"), value="day"),
+                                 Choice(name=L("desk.log.phase.night"), value="night")])
+    async def log(self, interaction: discord.Interaction[Any], file: bool = False,
+                  phase: str | None = None, number: Range[int, 0, 1000] | None = None,
+                  player: app_commands.Transform[str, PlayerArg("any")] | None = None,
+                  ) -> None:
+        """The whole history for the master: paged with buttons, or as a file (cogs/desk)."""
         info = await self._master_game(interaction, finished=True)
-        state = await self.service.state(info.id)
-        lang = user_lang(interaction)
-        lines = [t("master.log_head", lang, title=user_text(state.title), phase=t(
-            f"status.phase.{state.phase}", lang, number=state.number))]
-        for p in state.players:
-            lines.append(t("master.log_row", lang, name=mention(p.uid),
-                           role=t(f"role.{p.role}.name", lang) if p.role else "—",
-                           state=t("term.alive" if p.alive else "term.dead", lang)))
-        for o in state.orders:
-            lines.append(t("master.log_order", lang, actor=mention(o.actor),
-                           action=t(f"action.{o.action}", lang), target=mention(o.target),
-                           night=o.night))
-        history = await self.service.log(info.id)
-        senders = [e for _, _, events in history for e in events
-                   if e.kind == "anon_sender" and e.audience.kind == "master"]
-        for e in senders[-10:]:
-            lines.append(t("master.log_anon", lang, name=mention(e.data["uid"]),
-                           text=user_text(str(e.data["text"])[:80])))
-        dump = io.BytesIO(json.dumps(state.model_dump(mode="json"), ensure_ascii=False,
-                                     indent=1).encode())
-        await interaction.response.send_message(
-            clip("\n".join(lines), CONTENT), ephemeral=True,
-            file=discord.File(dump, filename=f"game-{info.id}.json"))
+        await desk.send_log(interaction, info, file=file, phase=phase, number=number,
+                            player=player)
 
     @master.command(**command_kwargs("master.replace"))
-    @localized("master.replace", "old", "new")
+    @localized("master.replace", "old", "new", "standby")
     async def replace(self, interaction: discord.Interaction[Any],
                       old: app_commands.Transform[str, PlayerArg("any")],
-                      new: discord.Member) -> None:
+                      new: discord.Member | None = None,
+                      standby: app_commands.Transform[str, desk.StandbyArg()] | None = None,
+                      ) -> None:
         info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
-        await self.apply(interaction, info, c.Replace, old=parse_player(old, state),
-                         new=new.id, name=new.display_name[:100])
-        await interaction.response.send_message(t("master.replaced", user_lang(interaction)),
-                                                ephemeral=True)
+        await desk.replace(interaction, info, old, new, standby)
 
     @master.command(**command_kwargs("master.prod"))
     async def prod(self, interaction: discord.Interaction[Any]) -> None:

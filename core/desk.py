@@ -100,6 +100,11 @@ def known_names(history: History, state: GameState) -> dict[int, str]:
     return names
 
 
+def standby_list(state: GameState) -> list[tuple[int, str]]:
+    """Who waits to substitute, in order: what /master replace may offer."""
+    return [(s.uid, s.name) for s in state.standby]
+
+
 # --- words -----------------------------------------------------------------------------
 def desk_text(event: Event, names: Names, lang: str) -> str:
     """One event as the master reads it: the desk's own words where it has them."""

@@ -1,0 +1,305 @@
+"""The master's desk: a private channel per game with the live feed of master events,
+`/master log` (paged with persistent buttons, or as a file), `/master replace` from the
+standby list, and `/game standby`.
+
+Everything the desk shows comes from engine events (core/desk.py words them); the
+channel is opened by the outbox when the first master event of a game (the deal at
+/game start) is delivered, and looked up before it is created, so a crash between
+creating it and storing its id does not open a second one.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+
+from core import commands as c
+from core.desk import (
+    PhaseFilter,
+    desk_text,
+    known_names,
+    log_lines,
+    master_log,
+    paginate,
+    standby_list,
+)
+from core.errors import RuleError
+from core.events import Event
+from core.i18n import t
+from core.storage.outbox import OutboxEntry
+from core.storage.service import DiscordPatch, GameInfo
+
+from .base import is_admin, now, parse_player
+from .ui.markup import no_pings, user_data, user_text
+from .ui.text import mention, user_lang
+
+if TYPE_CHECKING:
+    from bot import MafiaBot
+
+    from .delivery import Delivery
+
+log = logging.getLogger(__name__)
+
+DESK = "desk"  # the desk's key among the game's private channels
+EMBED_TEXT = 4000  # an embed description holds 4096
+
+
+# --- the channel and its feed ----------------------------------------------------------
+def desk_overwrites(guild: discord.Guild, master_id: int) -> dict[Any, discord.PermissionOverwrite]:
+    """@everyone denied, the master reads and writes, the bot keeps access; nobody else."""
+    from .delivery import BOT_ALLOW, HIDDEN, member_overwrite
+
+    return {guild.default_role: HIDDEN, guild.me: BOT_ALLOW,
+            discord.Object(id=master_id): member_overwrite(True)}
+
+
+async def ensure_desk(delivery: Delivery, info: GameInfo,
+                      entry: OutboxEntry | None = None) -> discord.TextChannel:
+    """The game's desk channel: the stored one, else one an interrupted try created
+    (found by its topic's marker), else a new one; its id is stored before the welcome
+    is posted (with a nonce, so a repeated try does not post it twice)."""
+    from .delivery import channel_marker, entry_key, find_marked, post
+
+    guild = delivery._guild(info)
+    current = await delivery.service.info(info.id)
+    channel_id = current.private_channels.get(DESK)
+    channel = guild.get_channel(channel_id) if channel_id else None
+    if isinstance(channel, discord.TextChannel):
+        return channel
+    category = await delivery.ensure_category(current, guild)
+    marker = channel_marker(info.id, DESK)
+    found = find_marked(guild, marker, exclude=set(current.private_channels.values()))
+    if found is None:
+        topic = t("desk.channel.topic", info.language, title=user_text(info.title))
+        found = await guild.create_text_channel(
+            t("desk.channel.name", info.language)[:100], category=category,
+            topic=f"{topic[:1024 - len(marker) - 1]} {marker}",
+            overwrites=desk_overwrites(guild, info.master_id))
+    else:
+        log.warning("game %s: adopting desk channel %s from an interrupted try", info.id,
+                    found.id)
+        await found.edit(overwrites=desk_overwrites(guild, info.master_id),
+                         category=category)
+    channels = dict((await delivery.service.info(info.id)).private_channels)
+    channels[DESK] = found.id
+    await delivery.service.set_discord(info.id, DiscordPatch(private_channels=channels))
+    delivery.bot.private_index[found.id] = info.id
+    key = entry_key(entry, "w") if entry is not None else f"g{info.id}w{found.id}"
+    await post(found, key, content=t("desk.channel.welcome", info.language,
+                                     title=user_text(info.title)))
+    return found
+
+
+def escaped(event: Event) -> Event:
+    """User text republished on the desk cannot format or link (markup escaped)."""
+    return event.model_copy(update={"data": user_data(event.data)})
+
+
+def embeds_of(text: str) -> list[discord.Embed]:
+    return [discord.Embed(description=page, colour=discord.Colour.dark_teal())
+            for page in paginate(text.split("\n"), EMBED_TEXT)]
+
+
+async def master_event(delivery: Delivery, info: GameInfo, event: Event,
+                       entry: OutboxEntry) -> None:
+    """One master event posted on the desk (a long explanation over several embeds and,
+    if need be, messages; each message with its nonce, pinging nobody)."""
+    from .delivery import entry_key, post
+
+    channel = await ensure_desk(delivery, info, entry)
+    text = desk_text(escaped(event), mention, info.language)
+    await post(channel, entry_key(entry), embeds=embeds_of(text))
+
+
+# --- /master log -------------------------------------------------------------------------
+_PHASES: dict[str, PhaseFilter] = {"a": None, "d": "day", "n": "night"}
+
+
+class LogFilter:
+    """What a /master log asked for; it travels in the page buttons' custom_id."""
+
+    def __init__(self, phase: PhaseFilter = None, number: int | None = None,
+                 player: int | None = None) -> None:
+        self.phase, self.number, self.player = phase, number, player
+
+    def code(self) -> str:
+        phase = {None: "a", "day": "d", "night": "n"}[self.phase]
+        return f"{phase}:{'-' if self.number is None else self.number}:{self.player or 0}"
+
+    @classmethod
+    def parse(cls, match: re.Match[str]) -> LogFilter:
+        number = None if match["number"] == "-" else int(match["number"])
+        return cls(_PHASES[match["phase"]], number, int(match["player"]) or None)
+
+
+class LogPage(discord.ui.DynamicItem[discord.ui.Button[Any]],
+              template=r"mafia:desklog:(?P<game>\d+):(?P<page>\d+):(?P<phase>[adn]):"
+                       r"(?P<number>-|\d+):(?P<player>\d+)"):
+    """'Previous' / 'Next' under a /master log page: game, page and filters live in the
+    custom_id, so the buttons work after a restart."""
+
+    def __init__(self, game_id: int, page: int, flt: LogFilter, label: str = "",
+                 disabled: bool = False) -> None:
+        super().__init__(discord.ui.Button(
+            label=label or None, style=discord.ButtonStyle.secondary, disabled=disabled,
+            custom_id=f"mafia:desklog:{game_id}:{page}:{flt.code()}"))
+        self.game_id, self.page, self.flt = game_id, page, flt
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
+                             match: re.Match[str]) -> LogPage:
+        return cls(int(match["game"]), int(match["page"]), LogFilter.parse(match))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        from .ui.components import _guarded
+
+        await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt))
+
+
+async def _log_pages(bot: MafiaBot, info: GameInfo, flt: LogFilter, lang: str
+                     ) -> tuple[list[str], int]:
+    history = await bot.service.log(info.id)
+    entries = master_log(history, phase=flt.phase, number=flt.number, player=flt.player)
+    return paginate(log_lines(entries, mention, lang)), len(entries)
+
+
+def _page_view(info: GameInfo, page: int, pages: int, flt: LogFilter, lang: str
+               ) -> discord.ui.View | None:
+    if pages <= 1:
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(LogPage(info.id, max(page - 1, 0), flt, t("desk.log.prev", lang),
+                          disabled=page == 0))
+    view.add_item(LogPage(info.id, min(page + 1, pages - 1), flt, t("desk.log.next", lang),
+                          disabled=page >= pages - 1))
+    return view
+
+
+def _page_embed(info: GameInfo, pages: list[str], page: int, count: int, lang: str
+                ) -> discord.Embed:
+    embed = discord.Embed(title=t("desk.log.title", lang, title=user_text(info.title))[:256],
+                          description=pages[page] or t("desk.log.empty", lang),
+                          colour=discord.Colour.dark_teal())
+    embed.set_footer(text=t("desk.log.page", lang, page=page + 1, pages=len(pages),
+                            count=count))
+    return embed
+
+
+def _check_master(interaction: discord.Interaction[Any], info: GameInfo) -> None:
+    if interaction.user.id != info.master_id and not is_admin(interaction):
+        raise RuleError("not_master")
+
+
+async def send_log(interaction: discord.Interaction[Any], info: GameInfo, *, file: bool,
+                   phase: str | None, number: int | None, player: str | None) -> None:
+    """/master log: the whole history for the master, ephemeral, never cut."""
+    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    _check_master(interaction, info)
+    lang = user_lang(interaction)
+    uid = None
+    if player:
+        state = await bot.service.state(info.id)
+        uid = parse_player(player, state)
+    flt = LogFilter(phase if phase in ("day", "night") else None, number, uid)  # type: ignore[arg-type]
+    if file:
+        history = await bot.service.log(info.id)
+        state = await bot.service.state(info.id)
+        names = known_names(history, state)
+        entries = master_log(history, phase=flt.phase, number=flt.number, player=flt.player)
+        text = "\n".join(log_lines(entries, lambda u: names.get(u, str(u)), lang))
+        await interaction.response.send_message(
+            t("desk.log.file", lang, count=len(entries)), ephemeral=True,
+            allowed_mentions=no_pings(),
+            file=discord.File(io.BytesIO(text.encode()), filename=f"game-{info.id}-log.txt"))
+        return
+    pages, count = await _log_pages(bot, info, flt, lang)
+    last = len(pages) - 1  # opens on the latest page: the master usually wants the news
+    kwargs: dict[str, Any] = {"embed": _page_embed(info, pages, last, count, lang),
+                              "ephemeral": True, "allowed_mentions": no_pings()}
+    view = _page_view(info, last, len(pages), flt, lang)
+    if view is not None:
+        kwargs["view"] = view
+    await interaction.response.send_message(**kwargs)
+
+
+async def turn_page(interaction: discord.Interaction[Any], game_id: int, page: int,
+                    flt: LogFilter) -> None:
+    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    info = await bot.service.info(game_id)
+    _check_master(interaction, info)
+    lang = user_lang(interaction)
+    pages, count = await _log_pages(bot, info, flt, lang)
+    page = min(page, len(pages) - 1)
+    await interaction.response.edit_message(
+        embed=_page_embed(info, pages, page, count, lang),
+        view=_page_view(info, page, len(pages), flt, lang), allowed_mentions=no_pings())
+
+
+# --- standby and replacement -------------------------------------------------------------
+async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None:
+    """/game standby: put oneself on the standby list of the running game, or off it."""
+    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    if interaction.user.bot:
+        raise RuleError("desk_bot")
+    applied = await bot.apply(info, c.Standby(
+        by=interaction.user.id, at=now(), admin=is_admin(interaction),
+        name=interaction.user.display_name[:100]))
+    lang = user_lang(interaction)
+    joined = any(e.kind == "standby_joined" for e in applied.events)
+    key = "desk.standby.joined" if joined else "desk.standby.left"
+    await interaction.response.send_message(
+        t(key, lang, title=info.title, count=len(applied.state.standby)), ephemeral=True)
+
+
+async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: str,
+                  new: discord.Member | None, waiting: str | None = None) -> None:
+    """/master replace old [new | standby]: neither names the first on the standby list."""
+    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    state = await bot.service.state(info.id)
+    if new is not None and new.bot:
+        raise RuleError("desk_bot")
+    fields: dict[str, Any] = {"old": parse_player(old, state)}
+    if new is not None:
+        fields |= {"new": new.id, "name": new.display_name[:100]}
+    elif waiting:
+        names = dict(standby_list(state))
+        if not waiting.strip().isdigit() or int(waiting) not in names:
+            raise RuleError("unknown_player", name=waiting[:50])
+        fields |= {"new": int(waiting), "name": names[int(waiting)]}
+    await bot.apply(info, c.Replace(by=interaction.user.id, at=now(),
+                                    admin=is_admin(interaction), **fields))
+    await interaction.response.send_message(t("master.replaced", user_lang(interaction)),
+                                            ephemeral=True)
+
+
+class StandbyArg(app_commands.Transformer):
+    """A string option offering the game's standby list (for /master replace)."""
+
+    @property
+    def type(self) -> discord.AppCommandOptionType:
+        return discord.AppCommandOptionType.string
+
+    async def transform(self, interaction: discord.Interaction[Any], value: str) -> str:
+        return value
+
+    async def autocomplete(self, interaction: discord.Interaction[Any],  # type: ignore[override]
+                           value: str) -> list[app_commands.Choice[str]]:
+        bot: MafiaBot = interaction.client  # type: ignore[assignment]
+        try:
+            info = await bot.find_game(interaction, finished=False)
+        except RuleError:
+            return []
+        if interaction.user.id != info.master_id and not is_admin(interaction):
+            return []
+        typed = value.casefold()
+        return [app_commands.Choice(name=name[:100], value=str(uid))
+                for uid, name in standby_list(await bot.service.state(info.id))
+                if typed in name.casefold()][:25]
+
+
+DESK_ITEMS = (LogPage,)
