@@ -41,6 +41,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def simulate(args: argparse.Namespace) -> int:
+    from core.desk import desk_text
     from core.narrate import describe, team_name
     from core.sim import play, win_rates
     from core.state import Options
@@ -68,14 +69,15 @@ def simulate(args: argparse.Namespace) -> int:
     for event in first.events:
         if event.kind in ("joined", "team_changed", "role_dealt"):
             continue
-        text = describe(event, lambda uid: names.get(uid, str(uid)), lang)
+        render = desk_text if event.audience.kind == "master" else describe
+        text = render(event, lambda uid: names.get(uid, str(uid)), lang)
         if event.public:
             print(text)
         else:
             team = event.audience.team
             who = team_name(team, lang) if team else ", ".join(
                 names.get(u, "?") for u in event.audience.players) or t("term.master", lang)
-            print(f"    [{who}] {text}")
+            print(f"    [{who}] " + text.replace("\n", "\n        "))
     rates = win_rates(results)
     print()
     print(t("cli.simulate.rates_head", lang, games=len(results)))

@@ -41,6 +41,7 @@ from cogs.ui.render import (
 )
 from core import commands as c
 from core import i18n, sim
+from core.desk import desk_text
 from core.errors import RuleError
 from core.events import Event
 from core.i18n import has_key, keys, t
@@ -183,6 +184,17 @@ SPECIAL_EVENTS = {
                   "event.game_over.winner"],
     "vote_cast": ["event.vote_cast", "event.vote_cast_ghost"],
     "player_died": ["event.player_died", "event.player_died_hidden"],
+    # the master's desk (core/desk.py)
+    "night_explained": [f"desk.night.{k}" for k in (
+        "head", "sequence", "void", "actor_dead", "target_gone", "fallback", "blocked",
+        "wrecking", "protect", "check", "kill", "kill_again", "armour", "bad_kill", "club",
+        "club_armour", "nobody", "death")],
+    "day_explained": [f"desk.day.{k}" for k in ("head", "vote", "row", "nobody", "tie",
+                                                "hanged")],
+    "desk_opened": ["desk.opened.head", "desk.opened.row"],
+    "desk_order": ["desk.order.line", "desk.order.fallback", "desk.order.story",
+                   "desk.order.replaced"],
+    "desk_standby": ["desk.standby.on", "desk.standby.off"],
 }
 
 
@@ -428,7 +440,9 @@ def render_events(out: Rendered, table: Recorder) -> None:
     for event in table.played.events:
         out.kinds.add(event.kind)
         for lang in LANGS:
-            out.add(lang, f"event {event.kind}", describe(event, names, lang, when))
+            text = desk_text(event, names, lang) if event.audience.kind == "master" \
+                else describe(event, names, lang, when)  # the master's desk words its own
+            out.add(lang, f"event {event.kind}", text)
             if event.kind == "payouts":
                 out.add(lang, "payout table", payout_table(event, lang))
             for _uid, _amount, reason in ledger_entries(event.kind, event.data, state.master):
