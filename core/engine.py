@@ -365,8 +365,10 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
     _master(ctx, cmd)
     _in_play(ctx)
     _living_target(ctx, cmd.target)
+    waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
     phases.kill(ctx, cmd.target, "kicked")
-    phases.finish_if_won(ctx)
+    if not phases.finish_if_won(ctx) and waiting and night_rules.all_orders_in(ctx.state):
+        night_rules.announce_all_in(ctx)  # the one who had not ordered is gone
 
 
 def _replace(ctx: Ctx, cmd: c.Replace) -> None:

@@ -44,6 +44,15 @@ def test_all_orders_in_once_when_the_last_move_arrives() -> None:
     assert not master_events(g.night("Kate", "C2"), "all_orders_in")
 
 
+def test_all_orders_in_when_the_last_idle_player_is_removed() -> None:
+    g = Game(BASE)
+    g.to_night(0)
+    g.night("Bob", "C1")
+    g.night("Don", "C2")
+    events = g.do(c.Kick(by=MASTER, at=g.tick(), target=g.id("Kate")))
+    assert [e.data for e in master_events(events, "all_orders_in")] == [{"night": 0}]
+
+
 def test_all_orders_given_by_day_are_announced_when_the_night_falls() -> None:
     g = Game(BASE)
     g.to_night(0)
