@@ -164,7 +164,8 @@ class LogPage(discord.ui.DynamicItem[discord.ui.Button[Any]],
 async def _log_pages(bot: MafiaBot, info: GameInfo, flt: LogFilter, lang: str
                      ) -> tuple[list[str], int]:
     history = await bot.service.log(info.id)
-    entries = master_log(history, phase=flt.phase, number=flt.number, player=flt.player)
+    entries = [e.model_copy(update={"event": escaped(e.event)}) for e in master_log(
+        history, phase=flt.phase, number=flt.number, player=flt.player)]
     return paginate(log_lines(entries, mention, lang)), len(entries)
 
 

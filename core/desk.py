@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from core.commands import Command
 from core.events import Event
 from core.i18n import has_key, t
-from core.narrate import Names, describe, params, role_name, votes
+from core.narrate import Names, describe, describe_error, params, role_name, votes
 from core.state import GameState, PhaseKind
 
 History = Sequence[tuple[int, Command, list[Event]]]
@@ -130,11 +130,21 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
     if kind == "turn_missed" and event.audience.kind == "master":
         key = "desk.missed.excused" if event.data.get("excused") else "desk.missed.plain"
         return t(key, lang, uid=names(event.data["uid"]))
+    if kind == "desk_buy_failed":
+        reason = describe_error(event.data["code"], dict(event.data.get("params") or {}),
+                                names, lang)
+        return t("event.desk_buy_failed", lang, **(params(event, names, lang) | {
+            "reason": reason}))
     if kind == "desk_standby":
         key = "desk.standby.on" if event.data.get("on") else "desk.standby.off"
         return t(key, lang, uid=names(event.data["uid"]), count=event.data["count"])
     if has_key(f"desk.event.{kind}", lang) and event.audience.kind == "master":
         return t(f"desk.event.{kind}", lang, **params(event, names, lang))
+    if kind in ("desk_buy_ordered", "desk_buy_skipped"):
+        p = params(event, names, lang)
+        if isinstance(event.data.get("if_hanged"), int):
+            p["if_hanged"] = names(event.data["if_hanged"])
+        return t(f"event.{kind}", lang, **p)
     return describe(event, names, lang)
 
 
@@ -205,8 +215,9 @@ def paginate(lines: Sequence[str], budget: int = PAGE_BUDGET) -> list[str]:
             if page:
                 pages.append(page)
                 page = ""
-            pages.append(line[:budget])
-            line = line[budget:]
+            cut = _cut(line, budget)
+            pages.append(line[:cut])
+            line = line[cut:]
         if page and len(page) + 1 + len(line) > budget:
             pages.append(page)
             page = ""
@@ -214,3 +225,10 @@ def paginate(lines: Sequence[str], budget: int = PAGE_BUDGET) -> list[str]:
     if page or not pages:
         pages.append(page)
     return pages
+
+
+def _cut(text: str, budget: int) -> int:
+    """Where to split an over-long line: after the last space within the budget (so a
+    mention or a word is not broken), else at the budget."""
+    space = text.rfind(" ", budget // 2, budget)
+    return space + 1 if space >= 0 else budget

@@ -195,6 +195,7 @@ SPECIAL_EVENTS = {
     "desk_order": ["desk.order.line", "desk.order.fallback", "desk.order.story",
                    "desk.order.replaced"],
     "desk_standby": ["desk.standby.on", "desk.standby.off"],
+    "desk_buy_failed": ["event.desk_buy_failed"],
 }
 
 

@@ -233,6 +233,8 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
                          nobody=order.if_nobody_hanged)
         if not cond.holds(hanged):
             ctx.emit("buy_skipped", Audience.to(order.uid), item=order.what)
+            ctx.emit("desk_buy_skipped", Audience.master(), uid=order.uid, item=order.what,
+                     if_hanged=order.if_hanged)
             continue
         try:
             if order.what in DAY_SPELLS:
@@ -248,6 +250,8 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
                 _give_item(ctx, buyer, order.what, order.against, funds)
         except RuleError as err:
             ctx.emit("buy_failed", Audience.to(order.uid), item=order.what, code=err.code)
+            ctx.emit("desk_buy_failed", Audience.master(), uid=order.uid, item=order.what,
+                     code=err.code, params=dict(err.params))
 
 
 # --- spells ---------------------------------------------------------------------------

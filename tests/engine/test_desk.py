@@ -208,3 +208,37 @@ def test_master_log_filters_and_pages_without_cutting() -> None:
         assert f"story {n} " + "x" * 300 in joined
     names = known_names(history, g.state)
     assert names[g.id("Kate")] == "Kate"
+
+
+def test_evening_orders_carried_out_or_skipped_reach_the_master() -> None:
+    from tests.engine.test_shop import buy, game, to_day1
+
+    g = game()
+    to_day1(g)
+    events = buy(g, "C1", "alarm_clock", if_hanged="Don")
+    [ordered] = master_events(events, "desk_buy_ordered")
+    assert ordered.data["uid"] == g.id("C1") and ordered.data["if_hanged"] == g.id("Don")
+    buy(g, "C2", "alarm_clock", if_hanged="C3")
+    for n in g.names:
+        if g.alive(n) and n != "C3":
+            g.vote(n, "C3")
+    g.vote("C3", "C2")
+    events = g.advance()
+    [skipped] = master_events(events, "desk_buy_skipped")
+    assert skipped.data["uid"] == g.id("C1")
+    [bought] = master_events(events, "desk_purchase")
+    assert bought.data["uid"] == g.id("C2")
+    names = {v: k for k, v in g.ids.items()}
+    assert desk_text(skipped, lambda u: names.get(u, "?"), "en") == (
+        "C1's evening order of Alarm clock is not carried out: Don was not hanged.")
+
+
+def test_paginate_carries_a_long_line_over_at_a_space() -> None:
+    line = " ".join(f"<@{10**17 + n}>" for n in range(200))  # about 4,400 characters
+    pages = paginate(["head", line, "tail"], budget=1000)
+    assert all(len(p) <= 1000 for p in pages) and pages[0] == "head" and pages[-1].endswith(
+        "tail")
+    middle = "".join(pages[1:]).removesuffix("\ntail")
+    assert middle == line  # nothing lost, and every cut fell after a space:
+    assert all(p.endswith(" ") for p in pages[1:-1])
+    assert paginate([]) == [""]
