@@ -63,8 +63,13 @@ async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
     assert tr("desk.channel.welcome", "ru", title="Palermo") in start_feed
     assert tr("desk.opened.head", "ru", roles="")[:20] in start_feed
 
+    res = await t.do(t.players[1], "away", reason="в отъезде *до* среды")
+    assert res.ephemeral, res.text
     await checkin_all(t)
     await t.advance()  # night 0, the evening shop is open
+    feed = texts(h, desk.id)
+    assert tr("desk.event.away_noted", "ru", uid=f"<@{t.players[1].id}>",
+              reason="в отъезде \\*до\\* среды") in feed
     buyer = (await t.holders(Role.CITIZEN))[0]
     res = await t.do(buyer, "buy", item="alarm_clock")
     assert res.ephemeral, res.text
@@ -243,6 +248,15 @@ async def test_replacement_from_the_standby_list(h: Harness) -> None:
     t = await open_table(h, 8, roles=ROLES)
     await start(t)
     sub = h.add_member("Sub", locale="en-US")
+    robot = h.add_member(h.add_user("Robo", bot=True))
+    before = (await t.state()).model_dump_json()
+    res = await t.do(t.master, "master replace", old=str(t.players[0].id))
+    assert res.ephemeral and res.text == tr("error.standby_empty", "en")
+    res = await t.do(t.master, "master replace", old=str(t.players[0].id), new=robot.id)
+    assert res.ephemeral and res.text == tr("error.desk_bot", "en")
+    res = await t.do(t.master, "master replace", old=str(t.players[0].id), standby="12345")
+    assert res.ephemeral and res.text == tr("error.unknown_player", "en", name="12345")
+    assert (await t.state()).model_dump_json() == before  # refusals change nothing
     res = await t.do(t.players[0], "game standby")
     assert res.ephemeral and res.text == tr("error.already_joined", "en")
     res = await t.do(t.master, "game standby")

@@ -242,3 +242,20 @@ def test_paginate_carries_a_long_line_over_at_a_space() -> None:
     assert middle == line  # nothing lost, and every cut fell after a space:
     assert all(p.endswith(" ") for p in pages[1:-1])
     assert paginate([]) == [""]
+
+
+def test_missed_turns_and_absences_are_worded_for_the_master() -> None:
+    g = Game(BASE)
+    g.do(c.Away(by=g.id("C2"), at=g.tick(), reason="trip"))
+    for n in g.names:
+        if n not in ("C1", "C2"):
+            g.do(c.CheckIn(by=g.id(n), at=g.tick()))
+    events = g.advance()
+    names = {v: k for k, v in g.ids.items()}
+    lines = [desk_text(e, lambda u: names.get(u, "?"), "en")
+             for e in master_events(events, "turn_missed")]
+    assert lines == ["C1 missed a turn without warning.",
+                     "C2 missed a turn, after warning of an absence."]
+    [away] = master_events(g.events, "away_noted")
+    assert desk_text(away, lambda u: names.get(u, "?"), "en") == (
+        "C2 warns of an absence: trip")
