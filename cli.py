@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def simulate(args: argparse.Namespace) -> int:
-    from core.desk import desk_text
+    from core.desk import DESK_ONLY
     from core.narrate import describe, team_name
     from core.sim import play, win_rates
     from core.state import Options
@@ -67,17 +67,16 @@ def simulate(args: argparse.Namespace) -> int:
     names = {p.uid: p.name for p in first.state.players}
     print(t("cli.simulate.log_head", lang, seed=args.seed, players=args.players))
     for event in first.events:
-        if event.kind in ("joined", "team_changed", "role_dealt"):
-            continue
-        render = desk_text if event.audience.kind == "master" else describe
-        text = render(event, lambda uid: names.get(uid, str(uid)), lang)
+        if event.kind in ("joined", "team_changed", "role_dealt") or event.kind in DESK_ONLY:
+            continue  # DESK_ONLY: the master's desk feed, a second account of the game
+        text = describe(event, lambda uid: names.get(uid, str(uid)), lang)
         if event.public:
             print(text)
         else:
             team = event.audience.team
             who = team_name(team, lang) if team else ", ".join(
                 names.get(u, "?") for u in event.audience.players) or t("term.master", lang)
-            print(f"    [{who}] " + text.replace("\n", "\n        "))
+            print(f"    [{who}] {text}")
     rates = win_rates(results)
     print()
     print(t("cli.simulate.rates_head", lang, games=len(results)))

@@ -25,6 +25,11 @@ PhaseFilter = Literal["day", "night"] | None
 # A player's copy of something the master's desk already has in its own words.
 _DUPLICATES = frozenset({"order_accepted", "purchase", "buy_ordered", "spell_cast",
                          "away_ack", "standby_joined", "standby_left", "seat_taken"})
+# Events only the master's desk shows: its own account of what players did and why.
+DESK_ONLY = frozenset({"desk_opened", "desk_order", "desk_purchase", "desk_buy_ordered",
+                       "desk_buy_skipped", "desk_buy_failed", "desk_spell",
+                       "desk_spell_blocked", "desk_replaced", "desk_standby", "all_orders_in",
+                       "night_explained", "day_explained"})
 PAGE_BUDGET = 3800  # characters of one page (an embed description holds 4096)
 
 
