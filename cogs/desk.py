@@ -251,10 +251,10 @@ async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None
         by=interaction.user.id, at=now(), admin=is_admin(interaction),
         name=interaction.user.display_name[:100]))
     lang = user_lang(interaction)
-    joined = any(e.kind == "standby_joined" for e in applied.events)
-    key = "desk.standby.joined" if joined else "desk.standby.left"
+    told = next(e for e in applied.events if e.kind in ("standby_joined", "standby_left"))
+    key = "desk.standby.joined" if told.kind == "standby_joined" else "desk.standby.left"
     await interaction.response.send_message(
-        t(key, lang, title=info.title, count=len(applied.state.standby)), ephemeral=True)
+        t(key, lang, title=info.title, count=told.data["count"]), ephemeral=True)
 
 
 async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: str,
