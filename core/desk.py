@@ -132,9 +132,6 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
         if event.data.get("replaced"):
             lines.append(t("desk.order.replaced", lang))
         return "\n".join(lines)
-    if kind == "turn_missed" and event.audience.kind == "master":
-        key = "desk.missed.excused" if event.data.get("excused") else "desk.missed.plain"
-        return t(key, lang, uid=names(event.data["uid"]))
     if kind == "desk_buy_failed":
         reason = describe_error(event.data["code"], dict(event.data.get("params") or {}),
                                 names, lang)
