@@ -80,7 +80,7 @@ async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
     mafioso = state.with_role(Role.MAFIOSO)[0]
     assert f"<@{buyer.id}>" in feed and tr("item.alarm_clock.name", "ru") in feed
     assert f"<@{mafioso.uid}> ({tr('role.mafioso.name', 'ru')}), ночь 0" in feed
-    assert "под \\[дождём](https" in feed  # the story, its Markdown link escaped
+    assert "под \\[дождём\\](https://evil.example)" in feed  # the masked link escaped
     all_in = tr("event.all_orders_in", "ru", night=0)
     assert feed.count(all_in) == 1
     assert feed.index(all_in) > feed.index(f"<@{mafioso.uid}> ({tr('role.mafioso.name', 'ru')})")
