@@ -263,3 +263,15 @@ def test_missed_turns_and_absences_reach_the_master() -> None:
                for e in missed)
     [away] = master_events(g.events, "away_noted")
     assert "trip" in desk_text(away, lambda u: names.get(u, "?"), "en")
+
+
+@pytest.mark.parametrize("sees", [True, False])
+def test_anonymous_senders_reach_the_master_only_when_the_option_allows(sees: bool) -> None:
+    g = Game(BASE, Options(crypto=True, master_sees_anon=sees))
+    events = g.do(c.Anon(by=g.id("C1"), at=g.tick(), text="I know who did it"))
+    senders = master_events(events, "anon_sender")
+    assert len(senders) == (1 if sees else 0)
+    if sees:
+        names = {v: k for k, v in g.ids.items()}
+        assert desk_text(senders[0], lambda u: names.get(u, "?"), "en") == (
+            "The anonymous post is by C1: I know who did it")
