@@ -66,6 +66,16 @@ def apply(state: GameState, cmd: c.Command, *, as_json: str | None = None) -> Ou
     return Outcome(ctx.state, ctx.events)
 
 
+def apply_in_place(state: GameState, cmd: c.Command) -> list[Event]:
+    """Replay one LOGGED command on `state` itself (no copy): for rebuilding a finished
+    game's story quickly (core/archive.py). Never for new commands: a refusal halfway
+    would leave `state` half changed."""
+    ctx = Ctx(state)
+    _HANDLERS[type(cmd)](ctx, cmd)
+    state.seq += 1
+    return ctx.events
+
+
 # Commands whose meaning depends on the phase the sender was looking at: a vote, a night
 # order (given by night, or by day for the coming night), a check-in, a purchase (an
 # order by day, a purchase by night), the master's "end this phase" or "extend it".

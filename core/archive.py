@@ -1,0 +1,271 @@
+"""The after-game record: everything the archive shows, taken from the event log.
+
+Pure: given the game's initial state and its log (commands with their events),
+it replays the commands once (in place, no copies: they were all accepted) and
+keeps what a reader of the archive wants: the feed players saw, each day's
+votes and timeline, each night's orders and resolution, the hidden traffic
+(whispers, anonymous senders, purchases, spells), payouts and bonuses.
+Rendering (HTML, pictures) lives in the top-level `archive` package.
+
+Only a finished game has a record (`finished`): the archive is never built
+while a game runs (RULES.md, 'The archive').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from core import commands as c
+from core.engine import apply_in_place
+from core.events import Event
+from core.rules import economy
+from core.state import Bonus, DayRecord, GameState, Options, Payout, PhaseKind
+from core.timeline import DayTimeline, day_timeline
+
+LogRow = tuple[int, c.Command, list[Event]]
+
+
+class PlayerRow(BaseModel):
+    uid: int
+    name: str
+    role: str | None
+    clan: int | None
+    team: str | None
+    side: str | None
+    alive: bool
+    winner: bool
+    death_cause: str | None = None
+    death_phase: str | None = None
+    death_number: int | None = None
+
+
+class FeedLine(BaseModel):
+    """A message the bot posted: in the game channel, or in a team channel (`team`)."""
+
+    seq: int
+    at: datetime
+    event: Event
+    team: str | None = None
+
+
+class DayArchive(BaseModel):
+    number: int
+    timeline: DayTimeline
+    record: DayRecord | None = None
+    decider: int | None = None
+
+
+class OrderRow(BaseModel):
+    seq: int
+    at: datetime
+    actor: int
+    action: str | None
+    target: int
+    fallback: int | None
+    story: str | None
+    kept: bool  # False: replaced by a later order, or void at nightfall
+
+
+class NightArchive(BaseModel):
+    number: int
+    orders: list[OrderRow] = Field(default_factory=list)
+    steps: list[Event] = Field(default_factory=list)  # the resolution, every audience
+    checks: list[tuple[int, int, str]] = Field(default_factory=list)  # actor, target, role
+
+
+class Secret(BaseModel):
+    """Hidden traffic: a whisper, an anonymous post, a purchase or a spell."""
+
+    seq: int
+    at: datetime
+    kind: str  # whisper, anon, buy, cast
+    sender: int
+    text: str | None = None
+    role: str | None = None  # whisper: addressed role
+    signature: str | None = None
+    what: str | None = None  # buy: item, cast: spell
+    target: int | None = None
+    against: str | None = None
+    if_hanged: int | None = None
+    results: list[Event] = Field(default_factory=list)
+
+
+class PayLine(BaseModel):
+    uid: int
+    reason: str
+    count: int
+    unit: int | None  # lira per counted thing, when the line is count × unit
+    amount: int
+    pool: int | None = None  # prize: the whole prize the share came from
+    shares: int | None = None  # prize: among how many winners
+
+
+class GameRecord(BaseModel):
+    title: str
+    plot: str
+    master: int
+    options: Options
+    roles_text: str | None
+    composition: list[list[object]] = Field(default_factory=list)
+    started: datetime | None = None
+    ended: datetime | None = None
+    names: dict[int, str] = Field(default_factory=dict)
+    players: list[PlayerRow] = Field(default_factory=list)
+    winners: list[str] = Field(default_factory=list)
+    draw: bool = False
+    feed: list[FeedLine] = Field(default_factory=list)
+    days: list[DayArchive] = Field(default_factory=list)
+    nights: list[NightArchive] = Field(default_factory=list)
+    secrets: list[Secret] = Field(default_factory=list)
+    payouts: list[PayLine] = Field(default_factory=list)
+    bonuses: list[Bonus] = Field(default_factory=list)
+
+
+class NotFinished(ValueError):
+    """The archive of a running game was asked for: nothing of it may exist yet."""
+
+
+def finished(state: GameState) -> bool:
+    return state.phase is PhaseKind.ENDED
+
+
+def times_of(log: Iterable[LogRow]) -> dict[int, datetime]:
+    """Vote mark seq -> when it was cast (a mark takes the seq before its command's)."""
+    return {seq - 1: cmd.at for seq, cmd, _ in log}
+
+
+def build(initial: GameState, log: list[LogRow]) -> GameRecord:
+    """Replay `log` from `initial` and keep what the archive shows. NotFinished unless the
+    log ends the game."""
+    state = initial.model_copy(deep=True)
+    names: dict[int, str] = {}
+    times = times_of(log)
+    feed: list[FeedLine] = []
+    days: list[DayArchive] = []
+    nights: list[NightArchive] = []
+    secrets: list[Secret] = []
+    orders: dict[int, list[OrderRow]] = {}
+    deadline: datetime | None = None
+    day_start: datetime | None = None
+    started: datetime | None = None
+    composition: list[list[object]] = []
+    for seq, cmd, events in log:
+        closing_day = isinstance(cmd, c.Advance) and state.phase is PhaseKind.DAY \
+            and state.number > 0
+        closing_night = isinstance(cmd, c.Advance) and state.phase is PhaseKind.NIGHT
+        timeline = day_timeline(state, times, start=day_start, deadline=deadline,
+                                end=cmd.at) if closing_day else None
+        kept = {o.seq for o in state.orders if o.night == state.number} if closing_night \
+            else set()
+        night_no = state.number
+        if isinstance(cmd, c.Join | c.Replace):
+            names[cmd.new if isinstance(cmd, c.Replace) else cmd.by] = cmd.name
+        apply_in_place(state, cmd)
+        for event in events:
+            if event.audience.kind == "public" or event.audience.kind == "team":
+                feed.append(FeedLine(seq=seq, at=cmd.at, event=event,
+                                     team=event.audience.team))
+            if event.kind == "phase_started":
+                deadline = datetime.fromisoformat(event.data["deadline"])
+                day_start = cmd.at
+            elif event.kind == "extended":
+                deadline = datetime.fromisoformat(event.data["deadline"])
+            elif event.kind == "game_started":
+                started = cmd.at
+                composition = [list(r) for r in event.data["composition"]]
+        if timeline is not None:
+            record = state.days[-1] if state.days else None
+            days.append(DayArchive(number=timeline.day, timeline=timeline, record=record,
+                                   decider=record.decider if record else None))
+        if isinstance(cmd, c.NightOrder):
+            accepted = next((e for e in events if e.kind == "order_accepted"), None)
+            night = int(accepted.data["night"]) if accepted else night_no
+            orders.setdefault(night, []).append(OrderRow(
+                seq=seq - 1, at=cmd.at, actor=cmd.by,
+                action=str(accepted.data["action"]) if accepted else None, target=cmd.target,
+                fallback=cmd.fallback, story=cmd.story, kept=False))
+        if closing_night:
+            rows = orders.get(night_no, [])
+            for row in rows:
+                row.kept = row.seq in kept
+            checks = [(o_actor, int(e.data["target"]), str(e.data["role"]))
+                      for e in events if e.kind == "check_result"
+                      for o_actor in e.audience.players]
+            nights.append(NightArchive(
+                number=night_no, orders=rows, checks=checks,
+                steps=[e for e in events if e.kind != "phase_started"]))
+        secret = _secret(seq, cmd, events)
+        if secret is not None:
+            secrets.append(secret)
+    if not finished(state):
+        raise NotFinished(state.phase)
+    for p in state.players:
+        names[p.uid] = p.name
+    ended = log[-1][1].at if log else None
+    return GameRecord(
+        title=state.title, plot=state.plot, master=state.master, options=state.options,
+        roles_text=state.roles_text, composition=composition, started=started, ended=ended,
+        names=names, players=[_player_row(state, p.uid) for p in state.players],
+        winners=list(state.winners), draw=state.draw, feed=feed, days=days, nights=nights,
+        secrets=secrets, payouts=pay_lines(state), bonuses=list(state.bonuses))
+
+
+def _player_row(state: GameState, uid: int) -> PlayerRow:
+    p = state.player(uid)
+    assert p is not None
+    return PlayerRow(
+        uid=p.uid, name=p.name, role=str(p.role) if p.role else None, clan=p.clan,
+        team=p.team, side=str(p.side) if p.side else None, alive=p.alive,
+        winner=p.team is not None and p.team in state.winners,
+        death_cause=p.death.cause if p.death else None,
+        death_phase=str(p.death.phase) if p.death else None,
+        death_number=p.death.number if p.death else None)
+
+
+def _secret(seq: int, cmd: c.Command, events: list[Event]) -> Secret | None:
+    base = {"seq": seq, "at": cmd.at, "sender": cmd.by}
+    if isinstance(cmd, c.Whisper):
+        return Secret(kind="whisper", text=cmd.text, role=cmd.role, signature=cmd.signature,
+                      results=events, **base)
+    if isinstance(cmd, c.Anon):
+        return Secret(kind="anon", text=cmd.text, signature=cmd.signature, **base)
+    if isinstance(cmd, c.Buy):
+        return Secret(kind="buy", what=cmd.item, against=cmd.against, if_hanged=cmd.if_hanged,
+                      results=[e for e in events if e.audience.kind != "public"], **base)
+    if isinstance(cmd, c.Cast):
+        return Secret(kind="cast", what=cmd.spell, target=cmd.target, if_hanged=cmd.if_hanged,
+                      results=[e for e in events if e.audience.kind != "public"], **base)
+    if isinstance(cmd, c.Vote) and cmd.shout:
+        return Secret(kind="shout", target=cmd.target, **base)
+    return None
+
+
+_UNITS = {"days": 1, "votes": 1, "kills": economy.KILL_BONUS, "saves": economy.SAVE_BONUS}
+
+
+def pay_lines(state: GameState) -> list[PayLine]:
+    """The payouts with the arithmetic behind each line (module "Currency")."""
+    if not state.options.currency:
+        return []
+    winners = len(economy.prize_shares(state))
+    out: list[PayLine] = []
+    for line in state.payouts:
+        out.append(_pay_line(state, line, winners))
+    return out
+
+
+def _pay_line(state: GameState, line: Payout, winners: int) -> PayLine:
+    n = len(state.players)
+    if line.reason in _UNITS:
+        return PayLine(uid=line.uid, reason=line.reason, count=line.count,
+                       unit=_UNITS[line.reason], amount=line.amount)
+    if line.reason == "prize":
+        return PayLine(uid=line.uid, reason="prize", count=1, unit=None, amount=line.amount,
+                       pool=economy.PRIZE_PER_PLAYER * n, shares=winners)
+    if line.reason == "master":
+        return PayLine(uid=line.uid, reason="master", count=n,
+                       unit=economy.MASTER_PER_PLAYER, amount=line.amount)
+    return PayLine(uid=line.uid, reason=line.reason, count=1, unit=None, amount=line.amount)
