@@ -1,0 +1,121 @@
+"""The day's vote timeline as a PNG (matplotlib, Agg: no display needed).
+
+Made for Discord's preview: a 16:9 picture, large type, at most `SHOWN`
+candidates in colour (Okabe-Ito, with a line style and a marker each, so the
+lines differ without colour too), the others thin and grey. Deterministic: the
+same timeline gives the same bytes (no timestamps in the PNG's metadata).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.dates import AutoDateLocator, DateFormatter, date2num
+from matplotlib.figure import Figure
+
+from core.i18n import t
+from core.timeline import DayTimeline
+
+from .palette import SHOWN, style_of
+
+Names = Callable[[int], str]
+
+
+def ranked(tl: DayTimeline) -> list[int]:
+    """Candidates by importance: the hanged first, then by final and by highest count."""
+    peak = {uid: max((s.totals.get(uid, 0) for s in tl.steps), default=0)
+            for uid in tl.candidates}
+    return sorted(tl.candidates, key=lambda u: (u != tl.hanged, -tl.final.get(u, 0),
+                                                -peak[u], tl.candidates.index(u)))
+
+
+def span(tl: DayTimeline) -> tuple[datetime, datetime]:
+    moments = [s.at for s in tl.steps if s.at is not None]
+    start = tl.start or (min(moments) if moments else None)
+    end_candidates = [x for x in (tl.deadline, tl.end, *moments) if x is not None]
+    end = max(end_candidates) if end_candidates else None
+    if start is None or end is None:
+        base = datetime(2000, 1, 1)
+        return base, base + timedelta(hours=1)
+    if end <= start:
+        end = start + timedelta(minutes=1)
+    return start, end
+
+
+def timeline_png(tl: DayTimeline, names: Names, lang: str) -> bytes:
+    fig = Figure(figsize=(9.6, 5.4), dpi=100)
+    FigureCanvasAgg(fig)
+    # Fixed margins: tight_layout would lay the text out twice (half the time).
+    fig.subplots_adjust(left=0.075, right=0.74, top=0.91, bottom=0.12)
+    ax = fig.add_subplot()
+    start, end = span(tl)
+    order = ranked(tl)
+    handles: list[object] = []
+    for i, uid in enumerate(reversed(order)):
+        rank = len(order) - 1 - i
+        xs, ys = _steps(tl, uid, start, end)
+        if rank < SHOWN:
+            colour, dash, marker = style_of(rank)
+            [line] = ax.step(xs, ys, where="post", color=colour, linestyle=dash, linewidth=2.6,
+                    marker=marker, markersize=7, markevery=list(range(1, len(xs) - 1)) or None,
+                    label=_label(tl, uid, names, lang), zorder=3 + SHOWN - rank)
+            handles.insert(0, line)
+        else:
+            ax.step(xs, ys, where="post", color="#999999", linewidth=1.0, zorder=2)
+    if tl.deadline is not None:
+        ax.axvline(date2num(tl.deadline), color="#000000", linestyle=":", linewidth=1.5)
+        ax.annotate(t("archive.chart.deadline", lang), (date2num(tl.deadline), 1.0),
+                    xycoords=("data", "axes fraction"), xytext=(-4, -4),
+                    textcoords="offset points", ha="right", va="top", fontsize=12)
+    if tl.hanged is not None and tl.hammer_at is not None:
+        votes = tl.final.get(tl.hanged, 0) / 2
+        ax.plot([date2num(tl.hammer_at)], [votes], marker="*", markersize=22,
+                color="#D55E00", markeredgecolor="#000000", zorder=20, linestyle="none")
+        key = "archive.chart.hammer_tie" if tl.tied else "archive.chart.hammer"
+        ax.annotate(t(key, lang, name=names(tl.hanged), votes=_num(votes, lang)),
+                    (date2num(tl.hammer_at), votes), xytext=(10, 12),
+                    textcoords="offset points", fontsize=12, fontweight="bold", zorder=21,
+                    bbox={"boxstyle": "round", "fc": "#ffffff", "ec": "#D55E00", "alpha": 0.9})
+    ax.set_title(t("archive.chart.title", lang, number=tl.day), fontsize=16, loc="left")
+    ax.set_ylabel(t("archive.chart.votes", lang), fontsize=13)
+    ax.set_xlabel(t("archive.chart.time", lang), fontsize=13)
+    ax.set_xlim(date2num(start), date2num(end + (end - start) * 0.02))
+    top = max([v / 2 for s in tl.steps for v in s.totals.values()] + [1])
+    ax.set_ylim(0, top * 1.25 + 0.5)
+    ax.grid(True, color="#dddddd", linewidth=0.8)
+    ax.tick_params(labelsize=12)
+    ax.xaxis.set_major_locator(AutoDateLocator(maxticks=7))
+    long = end - start > timedelta(days=1)
+    ax.xaxis.set_major_formatter(DateFormatter("%d.%m %H:%M" if long else "%H:%M"))
+    if not tl.steps:
+        ax.text(0.5, 0.5, t("archive.chart.no_votes", lang), transform=ax.transAxes,
+                ha="center", va="center", fontsize=16)
+    else:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12,
+                  frameon=False, handlelength=3)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _steps(tl: DayTimeline, uid: int, start: datetime, end: datetime
+           ) -> tuple[list[float], list[float]]:
+    xs, ys = [date2num(start)], [0.0]
+    for at, halves in tl.series(uid):
+        xs.append(date2num(at or start))
+        ys.append(halves / 2)
+    xs.append(date2num(end))
+    ys.append(ys[-1])
+    return xs, ys
+
+
+def _num(votes: float, lang: str) -> str:
+    text = f"{votes:g}"
+    return text.replace(".", ",") if lang == "ru" else text
+
+
+def _label(tl: DayTimeline, uid: int, names: Names, lang: str) -> str:
+    return f"{names(uid)} — {_num(tl.final.get(uid, 0) / 2, lang)}"
