@@ -21,11 +21,14 @@ nonces and mentions then hold for it too, with nothing to add per kind.
 
 from __future__ import annotations
 
+import io
 import logging
 from typing import TYPE_CHECKING, Any
 
 import discord
 
+from archive.build import attachments
+from core.archive import NotFinished, team_channel_readers
 from core.events import Event
 from core.i18n import t
 from core.narrate import team_name
@@ -88,22 +91,32 @@ def entry_key(entry: OutboxEntry, step: str = "") -> str:
 
 async def post(channel: discord.abc.Messageable, key: str, *, content: str | None = None,
                embeds: list[discord.Embed] | None = None, view: discord.ui.View | None = None,
-               mentions: discord.AllowedMentions | None = None, first: int = 0
-               ) -> list[discord.Message]:
+               mentions: discord.AllowedMentions | None = None, first: int = 0,
+               files: list[discord.File] | None = None) -> list[discord.Message]:
     """The one way the outbox posts: the payload split to Discord's limits (`pack`), each
     part sent with its own nonce (`key` and the part's number, from `first`) and explicit
     allowed mentions (nobody unless `mentions` says whom); the view goes on the last part.
     Part 0 is named `key.first`, further parts `key.first.i`: never the name another
-    message of the same entry (which starts at another piece) uses."""
+    message of the same entry (which starts at another piece) uses. `files` go on the
+    first part; if Discord refuses them (no Attach Files), the part goes without them:
+    a picture or the archive never holds back an announcement."""
     parts = pack(content, embeds)
     sent = []
     for i, part in enumerate(parts):
         extra: dict[str, Any] = {"view": view} if view is not None and i == len(parts) - 1 \
             else {}
-        sent.append(await channel.send(
+        fields: dict[str, Any] = dict(
             content=part.content, embeds=part.embeds,
             nonce=nonce(key, first) if i == 0 else nonce(f"{key}.{first}", i),
-            allowed_mentions=mentions or no_pings(), **extra))
+            allowed_mentions=mentions or no_pings(), **extra)
+        if i == 0 and files:
+            try:
+                sent.append(await channel.send(files=files, **fields))
+                continue
+            except discord.Forbidden as exc:
+                log.warning("files refused in channel %s (%s); posting without them",
+                            getattr(channel, "id", "?"), exc)
+        sent.append(await channel.send(**fields))
     return sent
 
 
@@ -195,14 +208,17 @@ class Delivery:
     async def _post_pieces(self, channel: discord.abc.Messageable,
                            todo: list[tuple[OutboxEntry, Event]], lang: str,
                            view: discord.ui.View | None, *, content: str | None = None,
-                           mentions: discord.AllowedMentions | None = None) -> None:
+                           mentions: discord.AllowedMentions | None = None,
+                           game: GameInfo | None = None) -> None:
         """The events' embeds, each split to Discord's limits, posted as the fewest
         messages (10 embeds, 6,000 characters each), the view on the last. Every message
         is named by its first piece (entry and piece number): the same nonce when a crash
         makes us post it again. Pieces already posted by an interrupted try are skipped.
         `content` (at most 2,000 characters, e.g. a role mention) goes on the first
         message, with `mentions` saying exactly whom it may ping (default: nobody; a
-        phase announcement pinging a game's role passes `markup.only_role(role_id)`)."""
+        phase announcement pinging a game's role passes `markup.only_role(role_id)`).
+        With `game`, the files an entry carries (its day's vote picture, the archive) go
+        on the message holding the entry's first piece."""
         pieces: list[tuple[OutboxEntry, int, discord.Embed]] = []
         count: dict[int, int] = {}
         for entry, event in todo:
@@ -221,10 +237,12 @@ class Delivery:
             size += n
         for i, message in enumerate(messages):
             head, k0, _ = message[0]
+            files = await self.files(game, [x for x, k, _ in message if k == 0]) \
+                if game is not None else []
             await post(channel, entry_key(head), embeds=[e for _, _, e in message],
                        view=view if i == len(messages) - 1 else None, first=k0,
                        content=clip(content, CONTENT) if content and i == 0 else None,
-                       mentions=mentions)
+                       mentions=mentions, files=files)
             for entry, k, _ in message:
                 self._mark([entry], f"post:{k}")
                 if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):
@@ -270,7 +288,8 @@ class Delivery:
                                 if phase.data["phase"] == "day" else 0, living, lang)
             elif "game_started" in kinds:
                 view = role_view(info.id, lang)
-            await self._post_pieces(self._channel(info.channel_id), todo, lang, view)
+            await self._post_pieces(self._channel(info.channel_id), todo, lang, view,
+                                    game=info)
         closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
         if closing and not all(self._did(x, "close") for x in closing):
             await self.close_channels(info)
@@ -306,6 +325,22 @@ class Delivery:
             return self.bot.get_partial_messageable(channel_id)
         return channel  # type: ignore[return-value]
 
+    async def files(self, info: GameInfo, entries: list[OutboxEntry]) -> list[discord.File]:
+        """The files these entries carry (a day's vote picture, the archive), built now from
+        committed data off the event loop. A failure to build one is logged and the
+        announcement goes without it: a picture never holds back the game."""
+        specs = [spec for entry in entries for spec in entry.files()]
+        if not specs:
+            return []
+        try:
+            made = await attachments(self.service, info.id, specs, info.language)
+        except NotFinished:
+            return []
+        except Exception:
+            log.exception("game %s: could not build the files %s", info.id, specs)
+            return []
+        return [discord.File(io.BytesIO(data), filename=name) for name, data in made]
+
     async def public_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         lang = info.language
         if event.kind in SIGNUP_EVENTS:
@@ -321,7 +356,8 @@ class Delivery:
             view = day_view(self.bot, info.id,
                             event.data["number"] if event.data["phase"] == "day" else 0,
                             living, lang)
-        await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view)
+        await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view,
+                                game=info)
         if event.kind in ("game_over", "cancelled"):
             await self.close_channels(info)
 
@@ -446,7 +482,8 @@ class Delivery:
             if state.options.archive_channels:
                 members = [o.id for o in channel.overwrites
                            if not isinstance(o, discord.Role) and o.id != guild.me.id]
-                await channel.edit(overwrites=self.overwrites(guild, members, []))
+                readers = team_channel_readers(state, members)
+                await channel.edit(overwrites=self.overwrites(guild, readers, []))
             else:
                 await channel.delete(reason=t("channel.closed_reason", current.language))
                 self.bot.private_index.pop(channel_id, None)

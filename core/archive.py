@@ -213,6 +213,59 @@ def build(initial: GameState, log: list[LogRow]) -> GameRecord:
         secrets=secrets, payouts=pay_lines(state), bonuses=list(state.bonuses))
 
 
+def timeline_of(initial: GameState, log: list[LogRow], day: int) -> DayTimeline | None:
+    """Day `day`'s timeline, replaying only up to its close (for the day's result post:
+    nothing later is read). None if that day has not closed in `log`."""
+    state = initial.model_copy(deep=True)
+    times = times_of(log)
+    start: datetime | None = None
+    deadline: datetime | None = None
+    for _, cmd, events in log:
+        if isinstance(cmd, c.Advance) and state.phase is PhaseKind.DAY and state.number == day:
+            return day_timeline(state, times, start=start, deadline=deadline, end=cmd.at)
+        apply_in_place(state, cmd)
+        for event in events:
+            if event.kind == "phase_started":
+                start, deadline = cmd.at, datetime.fromisoformat(event.data["deadline"])
+            elif event.kind == "extended":
+                deadline = datetime.fromisoformat(event.data["deadline"])
+    return None
+
+
+def names_of(log: Iterable[LogRow]) -> dict[int, str]:
+    """Player names as they signed up (and as substitutes were named by the master)."""
+    names: dict[int, str] = {}
+    for _, cmd, _events in log:
+        if isinstance(cmd, c.Join):
+            names[cmd.by] = cmd.name
+        elif isinstance(cmd, c.Replace):
+            names[cmd.new] = cmd.name
+    return names
+
+
+def team_channel_readers(state: GameState, members: list[int]) -> list[int]:
+    """Who may read a team channel once the game is over: with the master option
+    `open_team_channels` (default on) every player of a finished game, else its members.
+    Before the end (or after a cancellation) always just the members."""
+    if state.phase is PhaseKind.ENDED and state.options.open_team_channels:
+        return sorted({*members, *(p.uid for p in state.players)})
+    return list(members)
+
+
+FILES_KIND_TIMELINE = "timeline"
+FILES_KIND_ARCHIVE = "archive"
+
+
+def files_for(event: Event) -> list[dict[str, int | str]]:
+    """Files an announcement carries, built when it is delivered (from committed data):
+    a day's result with votes gets its vote timeline, the end of the game the archive."""
+    if event.kind == "day_result" and event.audience.kind == "public" and event.data.get("tally"):
+        return [{"kind": FILES_KIND_TIMELINE, "day": int(event.data["number"])}]
+    if event.kind == "game_over" and event.audience.kind == "public":
+        return [{"kind": FILES_KIND_ARCHIVE}]
+    return []
+
+
 def _player_row(state: GameState, uid: int) -> PlayerRow:
     p = state.player(uid)
     assert p is not None

@@ -47,6 +47,7 @@ class Options(BaseModel):
     # The investigator's whole check log passes to the new investigator when he leaves
     # the game; off: only what he chose to send with /share.
     inherit_checks: bool = True
+    open_team_channels: bool = True  # after the end, every player reads the team channels
     language: str = "ru"
 
 

@@ -15,7 +15,8 @@ from .text import mention
 
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
-                 "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard")
+                 "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard",
+                 "open_team_channels")
 
 
 def signup_embed(state: GameState, lang: str) -> discord.Embed:

@@ -60,6 +60,10 @@ class OutboxEntry:
         """Stable identity of the message: (game, ordinal)."""
         return (self.game_id, self.ordinal)
 
+    def files(self) -> list[dict[str, Any]]:
+        """Files to attach to this entry's message (core.archive.files_for), if any."""
+        return list(self.payload.get("files") or [])
+
     def event(self) -> Event | None:
         """The engine event of an 'event' entry (else None)."""
         if self.kind != EVENT_KIND:

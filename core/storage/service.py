@@ -35,6 +35,7 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from core import engine
+from core.archive import files_for
 from core.commands import COMMAND_ADAPTER, Command
 from core.errors import RuleError
 from core.events import EVENTS_ADAPTER, Event
@@ -387,7 +388,7 @@ class GameService:
                       command: Command, extra: list[tuple[str, str]],
                       columns: dict[str, Any], state_json: str) -> int:
         new, now = out.state, self._clock()
-        rows = [(EVENT_KIND, _dumps({"seq": new.seq, "event": e.model_dump(mode="json")}))
+        rows = [(EVENT_KIND, _dumps(event_payload(new.seq, e)))
                 for e in out.events if self._route(e)] + extra
         command_json = COMMAND_ADAPTER.dump_json(command).decode()
         events_json = EVENTS_ADAPTER.dump_json(out.events).decode()
@@ -629,6 +630,16 @@ def _patched(info: GameInfo, patch: DiscordPatch | None) -> GameInfo:
             continue
         changes[name] = value
     return replace(info, **changes)
+
+
+def event_payload(seq: int, event: Event) -> dict[str, Any]:
+    """An event's outbox payload; `files` (if any) say what files to attach when it is
+    delivered (built then from committed data: core.archive.files_for)."""
+    payload: dict[str, Any] = {"seq": seq, "event": event.model_dump(mode="json")}
+    files = files_for(event)
+    if files:
+        payload["files"] = files
+    return payload
 
 
 def _dumps(payload: Any) -> str:

@@ -1,0 +1,74 @@
+"""Files built at delivery time from committed data: a day's vote picture, the archive.
+
+The work is CPU-bound (a replay, matplotlib, the HTML), so the Discord layer runs
+`attachments` off the event loop (a worker thread): interactions keep flowing
+while a 15-day archive is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from core.archive import (
+    FILES_KIND_ARCHIVE,
+    FILES_KIND_TIMELINE,
+    LogRow,
+    build,
+    names_of,
+    timeline_of,
+)
+from core.state import GameState
+from core.storage.archive import finished_input, initial_and_log
+from core.storage.service import GameService
+
+from .html import render
+from .picture import timeline_png
+
+File = tuple[str, bytes]
+
+
+def day_picture(initial: GameState, log: list[LogRow], day: int, lang: str) -> File | None:
+    tl = timeline_of(initial, log, day)
+    if tl is None:
+        return None
+    names = names_of(log)
+    png = timeline_png(tl, lambda uid: names.get(uid, f"#{uid}"), lang)
+    return f"day-{day}-votes.png", png
+
+
+def archive_file(initial: GameState, log: list[LogRow], lang: str) -> File:
+    html = render(build(initial, log), lang)
+    return f"{slug(initial.title)}-archive.html", html.encode()
+
+
+def slug(title: str) -> str:
+    """A file name from a title: letters and digits kept (Cyrillic too), the rest '-'."""
+    text = re.sub(r"[^\w]+", "-", title, flags=re.UNICODE).strip("-_")[:40]
+    return text or "game"
+
+
+def files_now(initial: GameState, log: list[LogRow], specs: list[dict[str, Any]],
+              lang: str) -> list[File]:
+    out: list[File] = []
+    for spec in specs:
+        if spec.get("kind") == FILES_KIND_TIMELINE:
+            made = day_picture(initial, log, int(spec["day"]), lang)
+            if made is not None:
+                out.append(made)
+        elif spec.get("kind") == FILES_KIND_ARCHIVE:
+            out.append(archive_file(initial, log, lang))
+    return out
+
+
+async def attachments(service: GameService, game_id: int, specs: list[dict[str, Any]],
+                      lang: str) -> list[File]:
+    """The files `specs` ask for. The archive only for a finished game (NotFinished)."""
+    if not specs:
+        return []
+    if any(s.get("kind") == FILES_KIND_ARCHIVE for s in specs):
+        initial, log, _ = await finished_input(service, game_id)
+    else:
+        initial, log = await initial_and_log(service, game_id)
+    return await asyncio.to_thread(files_now, initial, log, specs, lang)
