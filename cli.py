@@ -1,5 +1,6 @@
 """The `mafia-bot` console script: run the bot (sharded if asked), simulate games
-offline, or copy the database to another one (`migrate-db`)."""
+offline, copy the database to another one (`migrate-db`), write a finished game's
+archive (`archive`) or serve the archives (`web`)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,16 @@ def parser() -> argparse.ArgumentParser:
                      help=t("cli.simulate.modules", lang, modules=", ".join(MODULES)))
     sim.add_argument("--db", type=str, default=None, help=t("cli.simulate.db", lang))
     sim.add_argument("--lang", type=str, default=lang)
+    arc = sub.add_parser("archive", help=t("cli.archive.help", lang))
+    arc.add_argument("game_id", type=int, metavar="GAME_ID")
+    arc.add_argument("--out", type=str, default=None, help=t("cli.archive.out", lang))
+    arc.add_argument("--lang", type=str, choices=("ru", "en"), default=None,
+                     help=t("cli.archive.lang", lang))
+    web = sub.add_parser("web", help=t("cli.web.help", lang))
+    web.add_argument("--host", type=str, default="127.0.0.1")
+    web.add_argument("--port", type=int, default=8080)
+    web.add_argument("--lang", type=str, choices=("ru", "en"), default=None,
+                     help=t("cli.archive.lang", lang))
     mig = sub.add_parser("migrate-db", help=t("cli.migrate.help", lang))
     mig.add_argument("--from", dest="source", required=True, help=t("cli.migrate.from", lang))
     mig.add_argument("--to", dest="target", required=True, help=t("cli.migrate.to", lang))
@@ -83,6 +94,69 @@ def simulate(args: argparse.Namespace) -> int:
     for team, count in rates.most_common():
         label = t("cli.simulate.draw", lang) if team == "draw" else t(f"side.{team}.name", lang)
         print(f"  {label:<16} {count:>5}  {100 * count / len(results):5.1f}%")
+    return 0
+
+
+def _database_url() -> str:
+    from core.settings import Settings
+
+    return Settings().database_url
+
+
+def archive(args: argparse.Namespace) -> int:
+    """Write a finished game's archive (the file the game-over message carries)."""
+    import asyncio
+    from pathlib import Path
+
+    from archive.build import archive_file
+    from core.archive import NotFinished
+    from core.settings import ConfigError
+    from core.storage.archive import finished_input
+    from core.storage.db import close_db, init_db
+    from core.storage.service import GameNotFound, GameService
+
+    lang = _lang()
+
+    async def load() -> tuple[str, bytes]:
+        await init_db(_database_url())
+        try:
+            initial, log, language = await finished_input(GameService(), args.game_id)
+        finally:
+            await close_db()
+        return await asyncio.to_thread(archive_file, initial, log,
+                                       args.lang or normalize_locale(language))
+
+    try:
+        name, data = asyncio.run(load())
+    except ConfigError as exc:
+        print(t("cli.config_error", lang, error=str(exc)), file=sys.stderr)
+        return 2
+    except GameNotFound:
+        print(t("cli.archive.not_found", lang, game=args.game_id), file=sys.stderr)
+        return 2
+    except NotFinished:
+        print(t("cli.archive.not_finished", lang, game=args.game_id), file=sys.stderr)
+        return 2
+    out = Path(args.out or name)
+    out.write_bytes(data)
+    print(t("cli.archive.written", lang, path=str(out), size=len(data)))
+    return 0
+
+
+def web(args: argparse.Namespace) -> int:
+    """Serve the read-only index of finished games and their archives until stopped."""
+    import asyncio
+
+    from archive.web import serve
+    from core.settings import ConfigError
+
+    try:
+        asyncio.run(serve(_database_url(), args.host, args.port, args.lang or _lang()))
+    except ConfigError as exc:
+        print(t("cli.config_error", _lang(), error=str(exc)), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 0
     return 0
 
 
@@ -173,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return simulate(args)
     if args.command == "migrate-db":
         return migrate_db(args)
+    if args.command == "archive":
+        return archive(args)
+    if args.command == "web":
+        return web(args)
     if args.command is None:
         args = parser().parse_args(["run", *(argv or [])])
     return run(args)

@@ -1,0 +1,134 @@
+"""`mafia-bot archive` and `mafia-bot web` on a real database: finished games only.
+
+A running game's id gives the same 404 as an unknown one and never shows in the
+index; the CLI refuses it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from aiohttp.test_utils import TestClient, TestServer
+
+from archive.web import make_app
+from core import commands as c
+from core.i18n import t
+from core.state import Options
+from core.storage.db import close_db, init_db
+from core.storage.service import GameService
+from core.storage.soak import create_sim_game, play_stored
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET_TITLE = "Running Palermo"
+SECRET_NAME = "Hidden Player Name"
+
+
+async def make_games(url: str) -> tuple[int, int]:
+    """One finished game (8 players, every module) and one running game."""
+    await init_db(url)
+    try:
+        service = GameService()
+        done = await create_sim_game(service, 5, 7001, Options(
+            extra_roles=True, currency=True, shop=True, crypto=True))
+        await play_stored(service, done, players=8, seed=5)
+        running = await service.create(1, 7002, 1, SECRET_TITLE)
+        at = datetime(2026, 1, 1, tzinfo=UTC)
+        for i in range(8):
+            await service.apply(running, c.Join(by=200 + i, at=at, name=f"{SECRET_NAME} {i}"))
+        await service.apply(running, c.Start(by=1, at=at))
+        await service.close()
+    finally:
+        await close_db()
+    return done, running
+
+
+@pytest_asyncio.fixture
+async def db(tmp_path: Path) -> AsyncIterator[tuple[str, int, int]]:
+    url = f"sqlite://{tmp_path / 'mafia.db'}"
+    done, running = await make_games(url)
+    await init_db(url)
+    try:
+        yield url, done, running
+    finally:
+        await close_db()
+
+
+@pytest_asyncio.fixture
+async def client(db: tuple[str, int, int]) -> AsyncIterator[TestClient]:
+    async with TestClient(TestServer(make_app(GameService(), "en"))) as client:
+        yield client
+
+
+async def test_index_lists_only_finished_games(client: TestClient,
+                                               db: tuple[str, int, int]) -> None:
+    _, done, running = db
+    res = await client.get("/")
+    assert res.status == 200 and "default-src 'none'" in res.headers["Content-Security-Policy"]
+    text = await res.text()
+    assert f'href="/games/{done}"' in text and "Game 5" in text
+    assert f"/games/{running}" not in text and SECRET_TITLE not in text
+
+
+async def test_archive_page_of_a_finished_game(client: TestClient,
+                                               db: tuple[str, int, int]) -> None:
+    _, done, _ = db
+    res = await client.get(f"/games/{done}?lang=en")
+    assert res.status == 200 and res.content_type == "text/html"
+    text = await res.text()
+    assert text.startswith("<!doctype html>") and "Player1" in text
+    assert t("archive.html.section.days", "en") in text
+
+
+@pytest.mark.parametrize("path", ["/games/{running}", "/games/{running}?lang=ru",
+                                  "/games/999999", "/games/abc", "/games/{running}/x",
+                                  "/state/{running}"])
+async def test_nothing_of_a_running_game_is_reachable(client: TestClient,
+                                                      db: tuple[str, int, int],
+                                                      path: str) -> None:
+    _, _, running = db
+    res = await client.get(path.format(running=running))
+    assert res.status == 404
+    text = await res.text()
+    assert SECRET_TITLE not in text and SECRET_NAME not in text
+
+
+async def test_the_site_is_read_only(client: TestClient, db: tuple[str, int, int]) -> None:
+    _, done, _ = db
+    for method in ("POST", "PUT", "DELETE"):
+        res = await client.request(method, f"/games/{done}")
+        assert res.status == 405
+
+
+def _cli(url: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "DATABASE_"))}
+    env.update({"LANG": "en_US.UTF-8", "DATABASE_URL": url,
+                "PYTHONPATH": str(ROOT)})
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_writes_the_archive_and_refuses_a_running_game(tmp_path: Path) -> None:
+    from tests.conftest import run_sync
+
+    url = f"sqlite://{tmp_path / 'mafia.db'}"
+    done, running = run_sync(make_games(url))
+    out = tmp_path / "a.html"
+    ok = _cli(url, "archive", str(done), "--out", str(out), "--lang", "ru", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    html = out.read_text(encoding="utf-8")
+    assert html.startswith('<!doctype html><html lang="ru">') and "Player8" in html
+    assert str(out) in ok.stdout
+    default = _cli(url, "archive", str(done), cwd=tmp_path)
+    assert default.returncode == 0 and (tmp_path / "Game-5-archive.html").exists()
+    refused = _cli(url, "archive", str(running), "--out", str(tmp_path / "b.html"), cwd=tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == t("cli.archive.not_finished", "en", game=running)
+    assert not (tmp_path / "b.html").exists()
+    missing = _cli(url, "archive", "424242", cwd=tmp_path)
+    assert missing.returncode == 2 and "424242" in missing.stderr
