@@ -1,0 +1,139 @@
+"""The archive as people read it: in a real headless Chromium (the distribution's,
+/usr/bin/chromium) driven by Playwright. Every player, role, vote and order of a
+scripted game is in the DOM; "hide roles" hides and shows them; it reads without
+JavaScript; nothing is ever fetched from outside the file; a screenshot is kept
+under tests/artifacts/ (gitignored)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from archive.html import render
+from core.archive import GameRecord, build
+from core.narrate import role_name
+from tests.archive.scripted import EVIL_TEXT, play_scripted
+from tests.conftest import in_ci
+
+CHROMIUM = os.environ.get("MAFIA_TEST_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+playwright = pytest.importorskip("playwright.sync_api")
+if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists() and not in_ci():
+    # Outside CI a machine without Chromium skips; in CI (.ci/run installs it) it fails.
+    pytestmark = pytest.mark.skip(reason=f"no Chromium at {CHROMIUM} (.ci/run installs it)")
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory: pytest.TempPathFactory) -> tuple[GameRecord, Path]:
+    initial, table = play_scripted()
+    record = build(initial, table.log)
+    path = tmp_path_factory.mktemp("archive") / "game.html"
+    path.write_text(render(record, "en"), encoding="utf-8")
+    return record, path
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_page(browser: object, path: Path, *, js: bool = True) -> tuple[object, list[str]]:
+    context = browser.new_context(java_script_enabled=js)  # type: ignore[attr-defined]
+    page = context.new_page()
+    requests: list[str] = []
+
+    def route(r: object) -> None:
+        url = r.request.url  # type: ignore[attr-defined]
+        requests.append(url)
+        if url == path.as_uri():
+            r.continue_()  # type: ignore[attr-defined]
+        else:
+            r.abort()  # type: ignore[attr-defined]
+
+    context.route("**/*", route)
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return page, requests
+
+
+def test_every_player_role_vote_and_order_is_in_the_dom(browser: object,
+                                                        game: tuple[GameRecord, Path]) -> None:
+    record, path = game
+    page, requests = open_page(browser, path)
+    assert requests == [path.as_uri()]  # nothing but the file itself, ever
+    for p in record.players:
+        row = page.locator(f'#players tr[data-uid="{p.uid}"]')
+        assert row.locator("td").first.inner_text().startswith(p.name)
+        assert row.locator(".role").inner_text() == role_name(p.role, "en")
+    assert record.days and record.nights
+    votes = 0
+    for day in record.days:
+        for step in day.timeline.steps:
+            row = page.locator(f'#day-{day.number} tr[data-seq="{step.seq}"]')
+            cells = row.locator("td").all_inner_texts()
+            assert cells[1] == record.names[step.voter]
+            target = step.target if step.target is not None else step.previous
+            assert target is not None and record.names[target] in cells[2]
+            votes += 1
+    orders = 0
+    for night in record.nights:
+        for order in night.orders:
+            row = page.locator(f'#night-{night.number} tr[data-seq="{order.seq}"]')
+            cells = row.locator("td").all_inner_texts()
+            assert cells[1].startswith(record.names[order.actor])
+            assert cells[3] == record.names[order.target]
+            if order.story:
+                assert cells[5] == order.story
+            orders += 1
+    assert votes > 10 and orders > 5
+    # user text is text, never markup: the planted script did not run, nothing was loaded
+    assert page.evaluate("window.pwned") is None
+    assert page.evaluate("document.scripts.length") == 1
+    assert page.evaluate("document.images.length") == 0
+    assert EVIL_TEXT in page.locator("#secrets").inner_text()
+    assert requests == [path.as_uri()]
+
+
+def test_hide_roles_toggle(browser: object, game: tuple[GameRecord, Path]) -> None:
+    _, path = game
+    page, requests = open_page(browser, path)
+    toggle = page.locator("#toggle")
+    roles = page.locator("#players .role")
+    assert toggle.is_visible() and roles.first.is_visible()
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert all(not roles.nth(i).is_visible() for i in range(roles.count()))
+    assert not page.locator("#nights .secret").first.is_visible()
+    assert not page.locator("#secrets .secret").first.is_visible()
+    assert page.locator("#players .ph").first.is_visible()
+    # what everybody saw stays: the votes and the public feed
+    assert page.locator("#days table").first.is_visible()
+    assert page.locator("#feed p:not(.team)").nth(1).is_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "archive-roles-hidden.png"), full_page=False)
+    toggle.click()
+    assert all(roles.nth(i).is_visible() for i in range(roles.count()))
+    assert page.locator("#nights .secret").first.is_visible()
+    page.screenshot(path=str(ARTIFACTS / "archive.png"), full_page=True)
+    assert (ARTIFACTS / "archive.png").stat().st_size > 10_000
+    assert requests == [path.as_uri()]
+
+
+def test_reads_without_javascript(browser: object, game: tuple[GameRecord, Path]) -> None:
+    record, path = game
+    page, _ = open_page(browser, path, js=False)
+    assert not page.locator("#toggle").is_visible()  # a toggle that could not work is hidden
+    roles = page.locator("#players .role")
+    assert roles.count() == len(record.players) and roles.first.is_visible()
+    assert page.locator("#nights .secret").first.is_visible()
+    assert page.locator("svg.chart").count() == len(record.days)
