@@ -97,7 +97,8 @@ def timeline_png(tl: DayTimeline, names: Names, lang: str) -> bytes:
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12,
                   frameon=False, handlelength=3)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
+    # Fast zlib level: a third of the time of the default for a slightly larger file.
+    fig.savefig(buf, format="png", metadata={"Software": None}, pil_kwargs={"compress_level": 1})
     return buf.getvalue()
 
 

@@ -11,6 +11,8 @@ Sections (README, "Performance"):
   rest      Discord REST calls per complete 12-player game against a lower bound
   memory    memory per live game at 1,000 live games
   restart   time for a new bot to resume 1,000 live games
+  archive   the archive and vote pictures of a 30-player 15-day game, and the event
+            loop's lateness while they are built (bench/archive.py)
 
 --smoke runs tiny sizes (what CI runs through tests/test_bench_smoke.py): it checks
 that everything still works; its figures mean nothing.
@@ -32,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import archive as archive_bench
 from . import backends, floor, resume
 from . import engine as engine_bench
 from .e2e import Bench, measure
@@ -66,6 +69,8 @@ class Sizes:
     backend_games: int = 20
     backend_players: int = 12
     postgres: str | None = None
+    archive_players: int = 30
+    archive_days: int = 15
 
 
 SMOKE = Sizes(
@@ -73,7 +78,8 @@ SMOKE = Sizes(
     night_players=[6, 12], night_seeds=1, night_repeat=1, floor_commits=50,
     e2e_games=[1, 3], e2e_samples={1: 6, 3: 6}, per_game_rate=5.0, saturated_samples=9,
     saturated_workers=3, processes=2, process_games=2, process_samples=6, process_workers=2,
-    rotate=3, live_games=4, backend_games=2, backend_players=6,
+    rotate=3, live_games=4, backend_games=2, backend_players=6, archive_players=8,
+    archive_days=2,
 )
 
 
@@ -146,6 +152,10 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
     log("rest: REST calls of a whole 12-player game ...")
     out["rest"] = await rest_per_game(workdir)
 
+    log("archive: the archive and the vote pictures of a long game ...")
+    out["archive"] = await archive_bench.measure_async(sizes.archive_players,
+                                                       sizes.archive_days)
+
     out["machine"]["load_after"] = os.getloadavg()[0]
     out["targets"] = targets(out)
     out["seconds"] = time.perf_counter() - started
@@ -183,6 +193,9 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                             and not out["rest"]["storm"]},
         "night_growth_linear": {"value": night["apply"]["slope"], "target": "slope <= 1.15",
                                 "met": bool(night["apply"]["linear_or_better"])},
+        "archive_build_s": {"value": out["archive"]["total_s"],
+                            "target": f"< {archive_bench.TARGET_S:g}",
+                            "met": bool(out["archive"]["ok"])},
     }
 
 
@@ -280,6 +293,8 @@ def table(out: dict[str, Any]) -> str:
     add(f"RESTART {rs['games']} live games: bot ready in {_f(rs['ready_s'], 2)} s "
         f"({rs['deadlines']} deadlines re-armed), every state loaded at "
         f"{_f(rs['loaded_s'], 2)} s (empty database: {_f(rs['loaded_s_empty'], 2)} s)")
+    add("")
+    add(archive_bench.table(out["archive"]))
     add("")
     add("TARGETS")
     for name, t in out["targets"].items():

@@ -21,7 +21,7 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     printed = capsys.readouterr().out
     out = json.loads(out_file.read_text())
 
-    for section in ("ENGINE", "DISCORD", "REST", "MEMORY", "RESTART", "TARGETS"):
+    for section in ("ENGINE", "DISCORD", "REST", "MEMORY", "RESTART", "ARCHIVE", "TARGETS"):
         assert section in printed
     assert [g["players"] for g in out["engine_games"]] == SMOKE.engine_players
     assert all(g["games"] >= 1 and g["games_per_s"] > 0 for g in out["engine_games"])
