@@ -64,8 +64,8 @@ def timeline_svg(tl: DayTimeline, names: Names, lang: str) -> str:
     for rank in reversed(range(len(order))):
         uid = order[rank]
         points = [(x(start), y(0))]
-        for at, halves in tl.series(uid):
-            px = x(at)
+        for moment, halves in tl.series(uid):
+            px = x(moment)
             points += [(px, points[-1][1]), (px, y(halves / 2))]
         points.append((x(end), points[-1][1]))
         path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)

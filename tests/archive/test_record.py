@@ -1,0 +1,160 @@
+"""The after-game record (core.archive), the picture and the HTML, without a browser."""
+
+from __future__ import annotations
+
+import io
+import re
+from xml.etree import ElementTree
+
+import pytest
+from PIL import Image
+
+from archive.html import render
+from archive.picture import timeline_png
+from archive.svg import timeline_svg
+from core import commands as c
+from core.archive import (
+    NotFinished,
+    build,
+    files_for,
+    names_of,
+    team_channel_readers,
+    timeline_of,
+)
+from core.events import Audience, Event
+from core.state import PhaseKind
+from core.timeline import DayTimeline
+from tests.archive.scripted import EVIL_TEXT, NAMES, play_scripted
+
+
+@pytest.fixture(scope="module")
+def scripted():  # type: ignore[no-untyped-def]
+    initial, table = play_scripted()
+    return initial, table, build(initial, table.log)
+
+
+def test_the_record_holds_every_vote_order_and_secret(scripted) -> None:  # type: ignore[no-untyped-def]
+    _, table, record = scripted
+    state = table.state
+    assert [p.name for p in record.players] == NAMES
+    assert [(p.role, p.alive) for p in record.players] == \
+        [(str(p.role), p.alive) for p in state.players]
+    assert [d.number for d in record.days] == [d.number for d in state.days]
+    for day, kept in zip(record.days, state.days, strict=True):
+        assert day.timeline.final == kept.tally and day.timeline.hanged == kept.hanged
+    cmds = [(seq, cmd) for seq, cmd, _ in table.log]
+    votes = [seq - 1 for seq, cmd in cmds if isinstance(cmd, c.Vote | c.Unvote)]
+    assert [s.seq for d in record.days for s in d.timeline.steps] == votes
+    orders = [seq - 1 for seq, cmd in cmds if isinstance(cmd, c.NightOrder)]
+    assert sorted(o.seq for n in record.nights for o in n.orders) == orders
+    anon = [s for s in record.secrets if s.kind == "anon"]
+    assert anon and anon[0].text == EVIL_TEXT and anon[0].sender == 100
+    assert {s.kind for s in record.secrets} >= {"anon", "whisper", "buy", "cast"}
+    assert record.bonuses and record.bonuses[0].reason == "for <i>style</i>"
+    checks = [x for n in record.nights for x in n.checks]
+    assert checks and all(role for _, _, role in checks)
+
+
+def test_payout_arithmetic_adds_up(scripted) -> None:  # type: ignore[no-untyped-def]
+    _, table, record = scripted
+    assert [(p.uid, p.amount, p.reason) for p in record.payouts] == \
+        [(p.uid, p.amount, p.reason) for p in table.state.payouts]
+    for line in record.payouts:
+        if line.unit is not None:
+            assert line.count * line.unit == line.amount
+    prize = [x for x in record.payouts if x.reason == "prize"]
+    if prize:
+        assert sum(x.amount for x in prize) == prize[0].pool
+        assert len(prize) == prize[0].shares
+
+
+def test_a_running_game_has_no_record(scripted) -> None:  # type: ignore[no-untyped-def]
+    initial, table, _ = scripted
+    cut = next(i for i, (_, cmd, _) in enumerate(table.log) if isinstance(cmd, c.Start))
+    with pytest.raises(NotFinished):
+        build(initial, table.log[: cut + 5])
+
+
+def test_timeline_of_a_day_reads_nothing_later(scripted) -> None:  # type: ignore[no-untyped-def]
+    initial, table, record = scripted
+    first = record.days[0]
+    # cut the log right after that day's close: the same timeline
+    close = next(i for i, (_, _, events) in enumerate(table.log)
+                 if any(e.kind == "day_result" and e.data["number"] == first.number
+                        for e in events))
+    short = timeline_of(initial, table.log[: close + 1], first.number)
+    assert short == first.timeline
+    assert timeline_of(initial, table.log[:close], first.number) is None
+
+
+def test_files_for_announcements() -> None:
+    assert files_for(Event(kind="day_result", data={"number": 3, "tally": {"5": 2}})) == \
+        [{"kind": "timeline", "day": 3}]
+    assert files_for(Event(kind="day_result", data={"number": 3, "tally": {}})) == []
+    assert files_for(Event(kind="game_over", data={})) == [{"kind": "archive"}]
+    assert files_for(Event(kind="game_over", audience=Audience.master())) == []
+    assert files_for(Event(kind="vote_cast", data={})) == []
+
+
+def test_team_channel_readers(scripted) -> None:  # type: ignore[no-untyped-def]
+    _, table, _ = scripted
+    ended = table.state
+    everybody = sorted(p.uid for p in ended.players)
+    assert team_channel_readers(ended, [100, 101]) == everybody
+    off = ended.model_copy(update={"options": ended.options.model_copy(
+        update={"open_team_channels": False})})
+    assert team_channel_readers(off, [100, 101]) == [100, 101]
+    for phase in (PhaseKind.DAY, PhaseKind.NIGHT, PhaseKind.CANCELLED):
+        running = ended.model_copy(update={"phase": phase})
+        assert team_channel_readers(running, [100, 101]) == [100, 101]
+
+
+def test_picture_is_a_real_png(scripted) -> None:  # type: ignore[no-untyped-def]
+    _, table, record = scripted
+    names = names_of(table.log)
+    day = next(d for d in record.days if len(d.timeline.candidates) > 1)
+    data = timeline_png(day.timeline, lambda u: names[u], "ru")
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    assert image.format == "PNG" and image.size == (960, 540)
+    rgb = image.convert("RGB")
+    colours = rgb.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50
+    assert rgb.getpixel((5, 5)) == (255, 255, 255)
+    # the hanged player's colour (Okabe-Ito blue) and the star's vermillion are drawn
+    present = {c for _, c in colours}
+    assert (0, 114, 178) in present and (213, 94, 0) in present
+    assert data == timeline_png(day.timeline, lambda u: names[u], "ru")  # deterministic
+    assert data != timeline_png(day.timeline, lambda u: names[u], "en")
+    empty = timeline_png(DayTimeline(day=4), lambda u: "", "en")
+    assert Image.open(io.BytesIO(empty)).size == (960, 540)
+
+
+def test_svg_charts_are_well_formed_and_escaped(scripted) -> None:  # type: ignore[no-untyped-def]
+    _, table, record = scripted
+    names = names_of(table.log)
+    for day in record.days:
+        svg = timeline_svg(day.timeline, lambda u: names[u], "en")
+        root = ElementTree.fromstring(svg)
+        assert root.tag.endswith("svg") and "<b>" not in svg
+
+
+def test_html_escapes_user_text_and_is_self_contained(scripted) -> None:  # type: ignore[no-untyped-def]
+    _, _, record = scripted
+    html = render(record, "ru")
+    assert "<script>window.pwned" not in html and "&lt;script&gt;window.pwned" in html
+    assert "<b>bold</b>" not in html and "Bob &lt;b&gt;bold&lt;/b&gt;" in html
+    assert "<i>style</i>" not in html and "<em>strikes" not in html
+    assert html.count("<script>") == 1
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "@import" not in html and "url(" not in html
+
+
+def test_a_30_player_15_day_archive_stays_under_1_mb() -> None:
+    from bench.archive import scripted_game
+
+    initial, log = scripted_game(30, 15)
+    record = build(initial, log)
+    assert len(record.days) >= 15 and len(record.players) == 30
+    for lang in ("ru", "en"):
+        assert len(render(record, lang).encode()) < 1_000_000
