@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import discord
 from PIL import Image
 
 from core.i18n import t as tr
@@ -108,3 +109,22 @@ async def test_option_off_keeps_team_channels_with_their_members(h: Harness) -> 
     clan = h.channel_named(tr("channel.clan", "ru", number=1))
     for p in t.players:
         assert h.visible_channels(p).can_view(clan.id) == (p.id in mafia)
+
+
+async def test_without_attach_files_the_announcements_still_go_out(h: Harness) -> None:
+    """A guild that denies the bot "Attach Files": results and the end are announced all
+    the same, without the files (nothing is parked, nothing retried for minutes)."""
+    t = await open_table(h, roles=ROLES)
+    h.set_overwrite(t.channel, h.bot.user.id,  # type: ignore[union-attr]
+                    discord.PermissionOverwrite(attach_files=False))
+    await t.do(t.master, "game start")
+    await t.settle()
+    await play(t, h)
+    await t.settle()
+    assert (await t.state()).phase is PhaseKind.ENDED
+    assert files_in(h, t.channel) == []
+    texts = " ".join(e.get("description", "") for m in h.messages_in(t.channel)
+                     for e in m.embeds)
+    assert tr("event.day_result.head", "ru", number=1) in texts
+    assert tr("event.game_over.head", "ru", winners="")[:12] in texts
+    assert t.bot.outbox.parked == 0
