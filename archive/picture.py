@@ -49,7 +49,7 @@ def timeline_png(tl: DayTimeline, names: Names, lang: str) -> bytes:
     fig = Figure(figsize=(9.6, 5.4), dpi=100)
     FigureCanvasAgg(fig)
     # Fixed margins: tight_layout would lay the text out twice (half the time).
-    fig.subplots_adjust(left=0.075, right=0.74, top=0.91, bottom=0.12)
+    fig.subplots_adjust(left=0.08, right=0.70, top=0.90, bottom=0.14)
     ax = fig.add_subplot()
     start, end = span(tl)
     order = ranked(tl)
@@ -59,8 +59,10 @@ def timeline_png(tl: DayTimeline, names: Names, lang: str) -> bytes:
         xs, ys = _steps(tl, uid, start, end)
         if rank < SHOWN:
             colour, dash, marker = style_of(rank)
-            [line] = ax.step(xs, ys, where="post", color=colour, linestyle=dash, linewidth=2.6,
-                    marker=marker, markersize=7, markevery=list(range(1, len(xs) - 1)) or None,
+            every = max(1, (len(xs) - 2) // 10)  # at most about ten markers a line
+            [line] = ax.step(xs, ys, where="post", color=colour, linestyle=dash, linewidth=3,
+                    marker=marker, markersize=8,
+                    markevery=list(range(1, len(xs) - 1, every)) or None,
                     label=_label(tl, uid, names, lang), zorder=3 + SHOWN - rank)
             handles.insert(0, line)
         else:
@@ -69,32 +71,32 @@ def timeline_png(tl: DayTimeline, names: Names, lang: str) -> bytes:
         ax.axvline(date2num(tl.deadline), color="#000000", linestyle=":", linewidth=1.5)
         ax.annotate(t("archive.chart.deadline", lang), (date2num(tl.deadline), 1.0),
                     xycoords=("data", "axes fraction"), xytext=(-4, -4),
-                    textcoords="offset points", ha="right", va="top", fontsize=12)
+                    textcoords="offset points", ha="right", va="top", fontsize=14)
     if tl.hanged is not None and tl.hammer_at is not None:
         votes = tl.final.get(tl.hanged, 0) / 2
         ax.plot([date2num(tl.hammer_at)], [votes], marker="*", markersize=22,
                 color="#D55E00", markeredgecolor="#000000", zorder=20, linestyle="none")
         key = "archive.chart.hammer_tie" if tl.tied else "archive.chart.hammer"
-        ax.annotate(t(key, lang, name=names(tl.hanged), votes=_num(votes, lang)),
+        ax.annotate(t(key, lang, name=_short(names(tl.hanged), 24), votes=_num(votes, lang)),
                     (date2num(tl.hammer_at), votes), xytext=(10, 12),
-                    textcoords="offset points", fontsize=12, fontweight="bold", zorder=21,
+                    textcoords="offset points", fontsize=14, fontweight="bold", zorder=21,
                     bbox={"boxstyle": "round", "fc": "#ffffff", "ec": "#D55E00", "alpha": 0.9})
-    ax.set_title(t("archive.chart.title", lang, number=tl.day), fontsize=16, loc="left")
-    ax.set_ylabel(t("archive.chart.votes", lang), fontsize=13)
-    ax.set_xlabel(t("archive.chart.time", lang), fontsize=13)
+    ax.set_title(t("archive.chart.title", lang, number=tl.day), fontsize=19, loc="left")
+    ax.set_ylabel(t("archive.chart.votes", lang), fontsize=15)
+    ax.set_xlabel(t("archive.chart.time", lang), fontsize=15)
     ax.set_xlim(date2num(start), date2num(end + (end - start) * 0.02))
     top = max([v / 2 for s in tl.steps for v in s.totals.values()] + [1])
     ax.set_ylim(0, top * 1.25 + 0.5)
     ax.grid(True, color="#dddddd", linewidth=0.8)
-    ax.tick_params(labelsize=12)
-    ax.xaxis.set_major_locator(AutoDateLocator(maxticks=7))
+    ax.tick_params(labelsize=14)
+    ax.xaxis.set_major_locator(AutoDateLocator(maxticks=6))
     long = end - start > timedelta(days=1)
     ax.xaxis.set_major_formatter(DateFormatter("%d.%m %H:%M" if long else "%H:%M"))
     if not tl.steps:
         ax.text(0.5, 0.5, t("archive.chart.no_votes", lang), transform=ax.transAxes,
                 ha="center", va="center", fontsize=16)
     else:
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12,
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=14,
                   frameon=False, handlelength=3)
     buf = io.BytesIO()
     # Fast zlib level: a third of the time of the default for a slightly larger file.
@@ -118,5 +120,10 @@ def _num(votes: float, lang: str) -> str:
     return text.replace(".", ",") if lang == "ru" else text
 
 
+def _short(name: str, most: int = 18) -> str:
+    """A name cut to fit the legend beside the chart."""
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
 def _label(tl: DayTimeline, uid: int, names: Names, lang: str) -> str:
-    return f"{names(uid)} — {_num(tl.final.get(uid, 0) / 2, lang)}"
+    return f"{_short(names(uid))} — {_num(tl.final.get(uid, 0) / 2, lang)}"
