@@ -77,8 +77,10 @@ def timeline_png(tl: DayTimeline, names: Names, lang: str) -> bytes:
         ax.plot([date2num(tl.hammer_at)], [votes], marker="*", markersize=22,
                 color="#D55E00", markeredgecolor="#000000", zorder=20, linestyle="none")
         key = "archive.chart.hammer_tie" if tl.tied else "archive.chart.hammer"
+        left = tl.hammer_at - start < (end - start) / 2  # the label goes toward the middle
         ax.annotate(t(key, lang, name=_short(names(tl.hanged), 24), votes=_num(votes, lang)),
-                    (date2num(tl.hammer_at), votes), xytext=(10, 12),
+                    (date2num(tl.hammer_at), votes), xytext=(10 if left else -10, 12),
+                    ha="left" if left else "right",
                     textcoords="offset points", fontsize=14, fontweight="bold", zorder=21,
                     bbox={"boxstyle": "round", "fc": "#ffffff", "ec": "#D55E00", "alpha": 0.9})
     ax.set_title(t("archive.chart.title", lang, number=tl.day), fontsize=19, loc="left")

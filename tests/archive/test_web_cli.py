@@ -132,3 +132,40 @@ def test_cli_writes_the_archive_and_refuses_a_running_game(tmp_path: Path) -> No
     assert not (tmp_path / "b.html").exists()
     missing = _cli(url, "archive", "424242", cwd=tmp_path)
     assert missing.returncode == 2 and "424242" in missing.stderr
+
+
+def test_mafia_bot_web_serves_until_stopped(tmp_path: Path) -> None:
+    """The console command itself: it listens where told and serves the index."""
+    import socket
+    import time
+    import urllib.request
+
+    from tests.conftest import run_sync
+
+    url = f"sqlite://{tmp_path / 'mafia.db'}"
+    done, running = run_sync(make_games(url))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "DATABASE_"))}
+    env.update({"LANG": "en_US.UTF-8", "DATABASE_URL": url, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "web", "--port", str(port)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        body = ""
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as res:
+                    body = res.read().decode()
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert f"/games/{done}" in body and SECRET_TITLE not in body
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/games/{running}", timeout=5)
+            raise AssertionError("a running game's archive was served")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 404
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
