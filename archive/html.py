@@ -303,6 +303,8 @@ def _secret_row(s: Secret, names: Names, lang: str) -> str:
         to = role_name(s.role, lang) if s.role else t("archive.html.to_all", lang)
         detail = t("archive.html.post", lang, to=to, signature=sig)
         body = f"{e(detail)}<br>{e(s.text or '')}"
+    elif s.kind == "effect":
+        body = "; ".join(_text(ev, names, lang) for ev in s.results)
     elif s.kind == "shout":
         body = e(names(s.target or 0))
     else:

@@ -200,6 +200,8 @@ def build(initial: GameState, log: list[LogRow]) -> GameRecord:
         secret = _secret(seq, cmd, events)
         if secret is not None:
             secrets.append(secret)
+        elif isinstance(cmd, c.Advance):
+            secrets += _effects(seq, cmd, events)
     if not finished(state):
         raise NotFinished(state.phase)
     for p in state.players:
@@ -294,6 +296,25 @@ def _secret(seq: int, cmd: c.Command, events: list[Event]) -> Secret | None:
     if isinstance(cmd, c.Vote) and cmd.shout:
         return Secret(kind="shout", target=cmd.target, **base)
     return None
+
+
+# Shop events a phase's end carries out (evening purchases ordered by day, spells and
+# items taking effect): kept with the hidden traffic, addressed to whom they concern.
+EFFECTS = frozenset({"purchase", "buy_failed", "buy_skipped", "spell_cast", "spell_blocked",
+                     "spell_on_you", "cheque_book_saved", "alarm_clock_used", "armour_saved",
+                     "club_used"})
+
+
+def _effects(seq: int, cmd: c.Command, events: list[Event]) -> list[Secret]:
+    out = []
+    for event in events:
+        if event.kind not in EFFECTS:
+            continue
+        uid = event.data.get("uid")
+        whom = int(uid) if isinstance(uid, int) else (
+            event.audience.players[0] if event.audience.players else 0)
+        out.append(Secret(seq=seq, at=cmd.at, kind="effect", sender=whom, results=[event]))
+    return out
 
 
 _UNITS = {"days": 1, "votes": 1, "kills": economy.KILL_BONUS, "saves": economy.SAVE_BONUS}
