@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from typing import Any
 
 from core.archive import (
@@ -23,13 +24,15 @@ from core.state import GameState
 from core.storage.archive import finished_input, initial_and_log
 from core.storage.service import GameService
 
-from .html import render
-from .picture import timeline_png
-
 File = tuple[str, bytes]
+# matplotlib's own caches (fonts, text layout) are not meant for concurrent use: one
+# build at a time (two games ending together wait their turn, off the event loop).
+_ONE_AT_A_TIME = threading.Lock()
 
 
 def day_picture(initial: GameState, log: list[LogRow], day: int, lang: str) -> File | None:
+    from .picture import timeline_png  # matplotlib: imported in the worker, not on the loop
+
     tl = timeline_of(initial, log, day)
     if tl is None:
         return None
@@ -39,6 +42,8 @@ def day_picture(initial: GameState, log: list[LogRow], day: int, lang: str) -> F
 
 
 def archive_file(initial: GameState, log: list[LogRow], lang: str) -> File:
+    from .html import render
+
     html = render(build(initial, log), lang)
     return f"{slug(initial.title)}-archive.html", html.encode()
 
@@ -51,14 +56,16 @@ def slug(title: str) -> str:
 
 def files_now(initial: GameState, log: list[LogRow], specs: list[dict[str, Any]],
               lang: str) -> list[File]:
+    """Build the files `specs` ask for (CPU-bound: call it off the event loop)."""
     out: list[File] = []
-    for spec in specs:
-        if spec.get("kind") == FILES_KIND_TIMELINE:
-            made = day_picture(initial, log, int(spec["day"]), lang)
-            if made is not None:
-                out.append(made)
-        elif spec.get("kind") == FILES_KIND_ARCHIVE:
-            out.append(archive_file(initial, log, lang))
+    with _ONE_AT_A_TIME:
+        for spec in specs:
+            if spec.get("kind") == FILES_KIND_TIMELINE:
+                made = day_picture(initial, log, int(spec["day"]), lang)
+                if made is not None:
+                    out.append(made)
+            elif spec.get("kind") == FILES_KIND_ARCHIVE:
+                out.append(archive_file(initial, log, lang))
     return out
 
 
