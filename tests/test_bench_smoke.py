@@ -64,4 +64,8 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert out["restart"]["deadlines"] == SMOKE.live_games
     assert out["memory"]["games"] == SMOKE.live_games
     assert set(out["targets"]) == {"p99_ms_at_max_games", "throughput_over_floor",
-                                   "rest_over_bound", "night_growth_linear"}
+                                   "rest_over_bound", "night_growth_linear", "archive_build_s"}
+    # the archive of a short scripted game was built, sized and timed
+    arc = out["archive"]
+    assert arc["days"] == SMOKE.archive_days and arc["players"] == SMOKE.archive_players
+    assert 0 < arc["html_bytes"] < 1_000_000 and arc["total_s"] > 0 and arc["samples"] > 0
