@@ -161,9 +161,8 @@ def build(initial: GameState, log: list[LogRow]) -> GameRecord:
         kept = {o.seq for o in state.orders if o.night == state.number} if closing_night \
             else set()
         night_no = state.number
-        if isinstance(cmd, c.Join | c.Replace):
-            names[cmd.new if isinstance(cmd, c.Replace) else cmd.by] = cmd.name
         apply_in_place(state, cmd)
+        names |= _named(cmd, events, state)
         for event in events:
             if event.audience.kind == "public" or event.audience.kind == "team":
                 feed.append(FeedLine(seq=seq, at=cmd.at, event=event,
@@ -234,14 +233,29 @@ def timeline_of(initial: GameState, log: list[LogRow], day: int) -> DayTimeline 
     return None
 
 
+def _named(cmd: c.Command, events: list[Event], state: GameState | None = None
+           ) -> dict[int, str]:
+    """Names a command gives: a signup, a standby entry, a substitute taking a seat (his
+    name as the seat now shows it, when the state after the command is at hand)."""
+    if isinstance(cmd, c.Join | c.Standby):
+        return {cmd.by: cmd.name}
+    if isinstance(cmd, c.Replace):
+        for event in events:
+            if event.kind == "replaced" and isinstance(event.data.get("new"), int):
+                new = int(event.data["new"])
+                seat = state.player(new) if state is not None else None
+                if seat is not None:
+                    return {new: seat.name}
+                if cmd.name:
+                    return {new: cmd.name}
+    return {}
+
+
 def names_of(log: Iterable[LogRow]) -> dict[int, str]:
-    """Player names as they signed up (and as substitutes were named by the master)."""
+    """Player names as they signed up (and as substitutes took their seats)."""
     names: dict[int, str] = {}
-    for _, cmd, _events in log:
-        if isinstance(cmd, c.Join):
-            names[cmd.by] = cmd.name
-        elif isinstance(cmd, c.Replace):
-            names[cmd.new] = cmd.name
+    for _, cmd, events in log:
+        names |= _named(cmd, events)
     return names
 
 
