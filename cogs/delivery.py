@@ -482,7 +482,7 @@ class Delivery:
             if state.options.archive_channels:
                 members = [o.id for o in channel.overwrites
                            if not isinstance(o, discord.Role) and o.id != guild.me.id]
-                readers = team_channel_readers(state, members)
+                readers = team_channel_readers(state, team, members)
                 await channel.edit(overwrites=self.overwrites(guild, readers, []))
             else:
                 await channel.delete(reason=t("channel.closed_reason", current.language))

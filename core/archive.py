@@ -259,11 +259,17 @@ def names_of(log: Iterable[LogRow]) -> dict[int, str]:
     return names
 
 
-def team_channel_readers(state: GameState, members: list[int]) -> list[int]:
-    """Who may read a team channel once the game is over: with the master option
-    `open_team_channels` (default on) every player of a finished game, else its members.
-    Before the end (or after a cancellation) always just the members."""
-    if state.phase is PhaseKind.ENDED and state.options.open_team_channels:
+TEAM_CHANNELS = ("clan:", "police", "opcop", "graveyard")
+
+
+def team_channel_readers(state: GameState, team: str, members: list[int]) -> list[int]:
+    """Who may read a private channel once the game is over: with the master option
+    `open_team_channels` (default on) every player of a finished game reads the team
+    channels (clans, police, investigator and operative, graveyard); else, and for any
+    other private channel (the master's desk), and before the end or after a
+    cancellation, just its members."""
+    if state.phase is PhaseKind.ENDED and state.options.open_team_channels \
+            and team.startswith(TEAM_CHANNELS):
         return sorted({*members, *(p.uid for p in state.players)})
     return list(members)
 

@@ -100,13 +100,15 @@ def test_team_channel_readers(scripted) -> None:  # type: ignore[no-untyped-def]
     _, table, _ = scripted
     ended = table.state
     everybody = sorted(p.uid for p in ended.players)
-    assert team_channel_readers(ended, [100, 101]) == everybody
+    for team in ("clan:1", "police", "opcop", "graveyard"):
+        assert team_channel_readers(ended, team, [100, 101]) == everybody
+    assert team_channel_readers(ended, "desk", [1]) == [1]  # the master's desk stays his
     off = ended.model_copy(update={"options": ended.options.model_copy(
         update={"open_team_channels": False})})
-    assert team_channel_readers(off, [100, 101]) == [100, 101]
+    assert team_channel_readers(off, "clan:1", [100, 101]) == [100, 101]
     for phase in (PhaseKind.DAY, PhaseKind.NIGHT, PhaseKind.CANCELLED):
         running = ended.model_copy(update={"phase": phase})
-        assert team_channel_readers(running, [100, 101]) == [100, 101]
+        assert team_channel_readers(running, "clan:1", [100, 101]) == [100, 101]
 
 
 def test_picture_is_a_real_png(scripted) -> None:  # type: ignore[no-untyped-def]
