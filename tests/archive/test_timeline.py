@@ -51,6 +51,20 @@ def test_steps_hammer_and_tie_break_by_hand() -> None:
     assert tl.series(g.id("Eve")) == [(None, 2), (None, 3), (None, 5), (None, 4)]
 
 
+def test_hammer_when_the_count_overshoots_then_drops() -> None:
+    """Found by hypothesis: a ghost votes, a living vote makes 1.5, the ghost withdraws
+    (1): the count reached 1 at the living vote, which is the hammer."""
+    g = day_one(kill="Gus")
+    g.vote("Gus", "Ann")
+    g.vote("Bob", "Ann")
+    g.unvote("Gus")
+    tl = day_timeline(g.state)
+    assert [s.totals for s in tl.steps] == [{g.id("Ann"): 1}, {g.id("Ann"): 3},
+                                            {g.id("Ann"): 2}]
+    assert tl.hanged == g.id("Ann") and tl.hammer_by == g.id("Bob")
+    assert tl.hammer_seq == tl.steps[1].seq
+
+
 def test_moments_come_from_the_log_times() -> None:
     g = day_one(kill=None)
     g.vote("Bob", "Cid")
@@ -100,8 +114,11 @@ def test_timeline_agrees_with_the_tally(moves: list[tuple[str, str | None]],
         assert tl.hammer_by == result.reached_by[record.hanged]
         if record.tied:
             assert tl.hammer_by == record.decider
-        hammer = next(s for s in tl.steps if s.seq == tl.hammer_seq)
-        assert hammer.totals[record.hanged] == tl.final[record.hanged]
+        # at the hammer his count rose through the final one (it may overshoot, and a
+        # later withdrawal bring it back down)
+        i = next(i for i, s in enumerate(tl.steps) if s.seq == tl.hammer_seq)
+        before = tl.steps[i - 1].totals.get(record.hanged, 0) if i else 0
+        assert before < tl.final[record.hanged] <= tl.steps[i].totals[record.hanged]
 
 
 def test_voided_and_shouted_marks() -> None:
