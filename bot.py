@@ -82,6 +82,9 @@ class MafiaBot(commands.Bot):
         # games, deadlines and outbox (README, "Scale-out").
         self.service = GameService(route=_route, owns=guild_filter(
             kwargs.get("shard_count"), kwargs.get("shard_ids")))
+        from core.places import outbox_rows
+
+        self.service.bundlers.append(outbox_rows)  # pushes to the private places, the ping role
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
         from cogs.delivery import Delivery

@@ -42,7 +42,8 @@ from tests.harness import Harness
 
 EVERYTHING = discord.Permissions(
     view_channel=True, send_messages=True, embed_links=True, read_message_history=True,
-    manage_channels=True, manage_roles=True)
+    manage_channels=True, manage_roles=True, create_private_threads=True,
+    send_messages_in_threads=True, manage_threads=True)
 ALL_MODULES = Options(extra_roles=True, currency=True, shop=True, crypto=True)
 PLAYERS = 12
 GAMES_PER_GUILD = 50

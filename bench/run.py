@@ -280,8 +280,9 @@ def table(out: dict[str, Any]) -> str:
         f"{r['phases']} phases, {r['teams']} private channels")
     add(f"  lower bound {r['lower_bound']} = {r['interactions']} responses + "
         f"{r['public_actions']} public action posts + "
-        f"{r['phases'] + 1} phase announcements + {r['teams'] + 1} channel set-up; "
-        f"ratio {_f(r['ratio'], 2)}")
+        f"{r['phases'] + 1} phase announcements + {r['teams'] + 1} channel set-up + "
+        f"{r['places_bound']} private places and ping role "
+        f"({r['places_calls']} calls made for them); ratio {_f(r['ratio'], 2)}")
     worst = r["max_rest_for_one_command"]
     add(f"  most calls caused by one command: {worst['calls']} ({worst['command']}); "
         f"DM channels opened: {r['dm_channels_opened']}; "

@@ -36,6 +36,7 @@ from core.rules.channels import team_access
 from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
 
+from .places import PLACES_KINDS, Places, is_place_key, ping_args
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, pack, split_embed
 from .ui.lobby import signup_embed
@@ -143,6 +144,7 @@ class Delivery:
         # step): a retry does not post them again, and the failure is charged to the
         # entry that failed. In memory only: after a crash they may be posted twice.
         self._done: set[tuple[int, int, str]] = set()
+        self.places = Places(bot)  # the players' private places and the game's ping role
 
     @property
     def service(self) -> GameService:
@@ -288,8 +290,9 @@ class Delivery:
                                 if phase.data["phase"] == "day" else 0, living, lang)
             elif "game_started" in kinds:
                 view = role_view(info.id, lang)
+            ping = ping_args(info) if phase is not None else {}
             await self._post_pieces(self._channel(info.channel_id), todo, lang, view,
-                                    game=info)
+                                    game=info, **ping)
         closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
         if closing and not all(self._did(x, "close") for x in closing):
             await self.close_channels(info)
@@ -301,6 +304,9 @@ class Delivery:
     async def _deliver(self, entry: OutboxEntry) -> None:
         info = await self.service.info(entry.game_id)
         event = entry.event()
+        if entry.kind in PLACES_KINDS:
+            await self.places.deliver(info, entry)
+            return
         if event is None:
             if entry.kind == "signup":
                 await self.refresh_signup(info)
@@ -347,6 +353,7 @@ class Delivery:
             await self.refresh_signup(info)
             return
         view: discord.ui.View | None = None
+        ping: dict[str, Any] = {}
         if event.kind == "game_started":
             await self.refresh_signup(info)
             view = role_view(info.id, lang)
@@ -356,8 +363,9 @@ class Delivery:
             view = day_view(self.bot, info.id,
                             event.data["number"] if event.data["phase"] == "day" else 0,
                             living, lang)
+            ping = ping_args(await self.service.info(info.id))
         await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view,
-                                game=info)
+                                game=info, **ping)
         if event.kind in ("game_over", "cancelled"):
             await self.close_channels(info)
 
@@ -476,6 +484,8 @@ class Delivery:
         state = await self.service.state(info.id)
         guild = self._guild(current)
         for team, channel_id in current.private_channels.items():
+            if is_place_key(team):
+                continue
             channel = guild.get_channel(channel_id)
             if not isinstance(channel, discord.TextChannel):
                 continue
@@ -492,6 +502,7 @@ class Delivery:
             category = guild.get_channel(current.category_id)
             if category is not None:
                 await category.delete()
+        await self.places.close(current, state.options.archive_channels)
 
     # --- failures ------------------------------------------------------------------------
     async def parked(self, entry: OutboxEntry, error: str) -> None:

@@ -22,7 +22,8 @@ from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 
 REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_links",
-                     "view_channel")
+                     "view_channel", "create_private_threads", "send_messages_in_threads",
+                     "manage_threads")
 REQUIRED_TO_CREATE = ("send_messages", "embed_links", "view_channel")
 
 

@@ -97,11 +97,28 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
         ctx.emit("player_died", uid=uid, cause=cause, role=role,
                  phase=str(state.phase), number=state.number)
     ctx.emit("you_died", Audience.to(uid), cause=cause)
+    mates = _living_mates(ctx, uid)
+    if mates:  # they know him as a team mate already: tells them nothing new but the news
+        ctx.emit("mate_died", Audience.to(*mates), uid=uid, cause=cause)
     for team, members in teams(ctx).items():
         if uid in members:
             emit_team(ctx, team)
     promote_sergeant(ctx)
     return True
+
+
+def _living_mates(ctx: Ctx, uid: int) -> list[int]:
+    """The living players who share a private channel with `uid` (the graveyard aside:
+    sharing it tells nobody a role)."""
+    out: list[int] = []
+    for team, members in teams(ctx).items():
+        if team == GRAVEYARD or uid not in members:
+            continue
+        for m in members:
+            p = ctx.state.player(m)
+            if m != uid and m not in out and p is not None and p.alive:
+                out.append(m)
+    return out
 
 
 def promote_sergeant(ctx: Ctx) -> None:

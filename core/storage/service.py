@@ -152,6 +152,11 @@ class Commit:
 # through `conn`, with no effect outside the database. Raising (RuleError included)
 # rolls the whole command back.
 CommitHook = Callable[[BaseDBAsyncClient, Commit], Awaitable[None]]
+# Extra outbox entries derived from a command (e.g. core.places: pushes to the players'
+# private places): (kind, payload) rows to write before the command's event rows, and
+# rows to write after them. Pure: it runs inside the command's transaction.
+OutboxRows = list[tuple[str, dict[str, Any]]]
+Bundler = Callable[[Command, GameState, GameState, list[Event]], tuple[OutboxRows, OutboxRows]]
 
 
 class GameNotFound(RuleError):
@@ -218,6 +223,7 @@ class GameService:
         self.deadline_listeners: list[DeadlineListener] = []
         self.outbox_listeners: list[OutboxListener] = []
         self.commit_hooks: list[CommitHook] = [currency_hook]
+        self.bundlers: list[Bundler] = []
         # Commands of different games committed together share a transaction (one sync).
         self._group = GroupCommitter()
 
@@ -389,7 +395,11 @@ class GameService:
                       columns: dict[str, Any], state_json: str) -> int:
         new, now = out.state, self._clock()
         rows = [(EVENT_KIND, _dumps(event_payload(new.seq, e)))
-                for e in out.events if self._route(e)] + extra
+                for e in out.events if self._route(e)]
+        for bundle in self.bundlers:
+            first, last = bundle(command, old, new, out.events)
+            rows = [(k, _dumps(p)) for k, p in first] + rows + [(k, _dumps(p)) for k, p in last]
+        rows += extra
         command_json = COMMAND_ADAPTER.dump_json(command).decode()
         events_json = EVENTS_ADAPTER.dump_json(out.events).decode()
         values: dict[str, Any] = {

@@ -11,9 +11,14 @@ against what the rules let that reader know at that moment:
 
 * his own role; his clan mates; the police pairs (investigator + sergeant, investigator +
   operative); the checks the investigator shared with `/share` (police channel);
-* his own check results, in ephemeral replies only;
+* his own check results, in ephemeral replies and in his private place only;
 * public moves (`/reveal`), the roles of the dead when `reveal_roles` is on (and the
   gas chamber's, whatever the option), and everything from the game-over table on.
+
+Private places (a private thread per seat, cogs/places.py) are audited after every
+move too: exactly the seat's holder among the players is a member of and can view it
+(the master and the bot are the other members), and a whisper's text reaches only the
+places of the role's holders.
 
 `test_the_checker_catches_leaks` proves the checker fails on a leaked message.
 """
@@ -31,6 +36,7 @@ from typing import Any
 import discord
 import pytest
 
+from cogs.places import PLACE_PREFIX
 from core.engine import legal_targets
 from core.i18n import t as tr
 from core.rules.roles import Role
@@ -168,6 +174,9 @@ class Audit:
         self.problems: list[str] = []
         self.seen: dict[int, Any] = {}
         self.secrets: set[str] = set()  # whisper texts: never in a message others can read
+        self.whispered: dict[str, set[int]] = {}  # whisper text -> who may read it
+        self.places: dict[int, int] = {}  # private place (thread id) -> its seat's holder
+        self.places_checked = 0
         self.scanned = 0
         self.pairs = 0
         self.heads = [x for x in game_over_texts if x]
@@ -182,7 +191,26 @@ class Audit:
         self.knowledge.learn(state)
         if state.over and self.knowledge.everything_from is None:
             self.knowledge.everything_from = self._table_message()
+        await self.check_places(state)
         self.scan()
+
+    async def check_places(self, state: GameState) -> None:
+        """Exactly the seat's holder (of the players) is in and can view each place."""
+        info = await self.t.bot.service.info(self.t.game_id)
+        world = self.h.world
+        for key, thread in info.private_channels.items():
+            if not key.startswith(PLACE_PREFIX):
+                continue
+            holder = state.players[int(key[len(PLACE_PREFIX):])].uid
+            self.places[thread] = holder
+            members = world.thread_members.get(thread, set()) - {world.bot_id, self.t.master.id}
+            if members != {holder}:
+                self.problems.append(f"place of {holder} has members {members}")
+            readers = {uid for uid in self.players
+                       if self.h.visible_channels(uid).can_view(thread)}
+            if readers != {holder}:
+                self.problems.append(f"place of {holder} is read by {readers}")
+            self.places_checked += 1
 
     def _table_message(self) -> int | None:
         for m in self.h.messages_in(self.t.channel):
@@ -208,14 +236,18 @@ class Audit:
                 continue
             self.scanned += 1
             ephemeral = record.ephemeral_for is not None
+            own = self.places.get(record.channel_id)  # the holder of this private place
             meta = record.payload.get("interaction_metadata")
             if meta and not ephemeral and meta.get("type") == 2 \
                     and meta.get("name") not in PUBLIC_COMMANDS:
                 self.problems.append(f"/{meta.get('name')} answered in public: {record.text}")
             k = self.knowledge
             for text in pieces(record):
-                if not ephemeral and any(s in text for s in self.secrets):
-                    self.problems.append(f"a whisper in {where}: {text}")
+                for secret in self.secrets:
+                    if secret not in text or ephemeral:
+                        continue
+                    if own is None or own not in self.whispered.get(secret, set()):
+                        self.problems.append(f"a whisper in {where}: {text}")
                 # the table itself (one embed of its message), and whatever comes after it
                 told = k.after_table(mid) or (mid == k.everything_from
                                               and any(x in text for x in self.heads))
@@ -223,7 +255,7 @@ class Audit:
                     for pair in pairs_in(line, names):
                         self.pairs += 1
                         for v in viewers:
-                            if not k.allowed(v, pair, ephemeral, told=told):
+                            if not k.allowed(v, pair, ephemeral or v == own, told=told):
                                 self.leaks.append(Leak(mid, where, v, *pair, line))
 
     def _viewers(self, record: MessageRecord, views: dict[int, Any]) -> tuple[set[int], str]:
@@ -432,12 +464,13 @@ class Agents:
         self.whispers += 1
         text = f"whisper token {self.whispers}x{self.rng.randrange(10**6)}"
         role = self.rng.choice(sorted({str(q.role) for q in s.players}))
+        holders = {q.uid for q in s.living() if str(q.role) == role}
         self.audit.secrets.add(text)
+        self.audit.whispered[text] = holders  # their private places may show it
         res = await self.do(uid, "whisper", role=role, text=text)
         assert res.ephemeral
         if res.text != tr("anon.whispered", "en"):
             return
-        holders = {q.uid for q in s.living() if str(q.role) == role}
         for q in self.t.players:
             card = await self.do(q.id, "role")
             assert card.ephemeral
@@ -474,6 +507,7 @@ async def test_no_role_leaks_in_a_whole_game(h: Harness, monkeypatch: pytest.Mon
     assert not audit.leaks and not audit.problems, audit.report()
     # the audit read something: role cards, morning reports, the final table...
     assert audit.scanned > 50 and audit.pairs > setup.players, (audit.scanned, audit.pairs)
+    assert audit.places_checked >= setup.players  # the private places were audited
     if setup.create.get("crypto"):
         assert agents.anon_checked + agents.whispers > 0
     reveal = state.options.reveal_roles
@@ -551,6 +585,46 @@ async def test_the_checker_catches_leaks(h: Harness, seeds: None) -> None:
     await game.send("psst-123")
     await audit.step()
     assert audit.problems and "whisper" in audit.problems[0]
+
+
+async def test_the_checker_catches_leaks_in_private_places(h: Harness, seeds: None) -> None:
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer")
+    audit = Audit(h, t, game_over_texts=game_over_heads())
+    assert (await t.do(t.master, "game start")).ephemeral
+    await audit.step()
+    assert not audit.leaks and not audit.problems, audit.report()
+    assert audit.places_checked == 8
+    state = await t.state()
+    mafia = state.with_role(Role.MAFIOSO)
+    citizen = next(p for p in state.players if p.role is Role.CITIZEN)
+    inv = state.with_role(Role.INVESTIGATOR)[0]
+    place = {uid: thread for thread, uid in audit.places.items()}
+    ru = tr(f"role.{Role.MAFIOSO}.name", "ru")
+    send = t.bot.get_partial_messageable
+    # his own check in the investigator's place is fine; in a citizen's place it leaks
+    audit.knowledge.secret[inv.uid].add((mafia[0].uid, "mafioso"))
+    await send(place[inv.uid]).send(f"<@{mafia[0].uid}> — {ru}")
+    await audit.step()
+    assert not audit.leaks, audit.report()
+    await send(place[citizen.uid]).send(f"<@{mafia[0].uid}> — {ru}")
+    await audit.step()
+    assert {(x.viewer, x.player) for x in audit.leaks} == {(citizen.uid, mafia[0].uid)}
+    audit.leaks.clear()
+    # a whisper reaches the places of its recipients only
+    audit.secrets.add("psst-456")
+    audit.whispered["psst-456"] = {mafia[0].uid}
+    await send(place[mafia[0].uid]).send("psst-456")
+    await audit.step()
+    assert not audit.problems, audit.report()
+    await send(place[citizen.uid]).send("psst-456")
+    await audit.step()
+    assert audit.problems and "whisper" in audit.problems[0]
+    audit.problems.clear()
+    # another player let into someone's place is reported
+    await t.bot.http.add_user_to_thread(place[citizen.uid], mafia[1].uid)
+    await audit.step()
+    assert any("members" in x for x in audit.problems), audit.report()
+    assert any("read by" in x for x in audit.problems), audit.report()
 
 
 @pytest.mark.parametrize("reveal", [False, True], ids=["hidden", "revealed"])

@@ -1,0 +1,317 @@
+"""The players' private places and the game's ping role, on Discord.
+
+Each seat gets a private thread of the game channel (created with `invitable=False`,
+so only the bot can add people): its holder and the master are its members; a
+substitute is added and the replaced member removed, so the seat's history stays with
+the seat. The living players hold a guild role that every phase announcement pings.
+Both are driven by outbox entries core.places writes in the command's transaction
+(PING_KIND before a command's announcements, PLACE_KIND after them); every step here is
+idempotent, so a retry after a crash neither doubles a role or a thread nor posts a
+push twice (see `_seen`).
+
+Where things are kept: the role id and the threads' ids live in the game's
+`private_channels` map under the keys ROLE_KEY and "place:<seat>".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from core.events import Event
+from core.i18n import t
+from core.places import PING_KIND, PLACE_KIND, ping_members, seat_holder, seats
+from core.state import GameState
+from core.storage.outbox import OutboxEntry
+from core.storage.service import DiscordPatch, GameInfo
+from core.visibility import card
+
+from .ui.markup import only_role, only_users
+from .ui.render import card_embed, event_embed
+from .ui.text import mention
+
+if TYPE_CHECKING:
+    from bot import MafiaBot
+
+log = logging.getLogger(__name__)
+
+PLACES_KINDS = frozenset({PING_KIND, PLACE_KIND})
+ROLE_KEY = "ping_role"
+PLACE_PREFIX = "place:"
+WEEK = 10080  # minutes: the longest auto-archive Discord allows
+# Discord JSON error codes
+UNKNOWN_CHANNEL, UNKNOWN_MEMBER, UNKNOWN_ROLE, UNKNOWN_USER = 10003, 10007, 10011, 10013
+THREAD_ARCHIVED = 50083
+HISTORY = 20  # recent messages looked at for a push that may have gone out before a crash
+
+
+def place_key(seat: int) -> str:
+    return f"{PLACE_PREFIX}{seat}"
+
+
+def is_place_key(key: str) -> bool:
+    return key.startswith(PLACE_PREFIX) or key == ROLE_KEY
+
+
+def ping_args(info: GameInfo) -> dict[str, Any]:
+    """Content and allowed mentions of a phase announcement (`Delivery._post_pieces`):
+    the game's role, and only it, is pinged ({} before the role exists)."""
+    role_id = info.private_channels.get(ROLE_KEY)
+    if role_id is None:
+        return {}
+    return {"content": f"<@&{role_id}>", "mentions": only_role(role_id)}
+
+
+class Places:
+    def __init__(self, bot: MafiaBot) -> None:
+        self.bot = bot
+        # Pushes this process posted (game, ordinal): a retry within the process skips
+        # them. Threads whose history this process has looked at since it started: the
+        # first push into each after a start checks that it was not posted before a crash.
+        self._sent: set[tuple[int, int]] = set()
+        self._checked: set[int] = set()
+
+    @property
+    def service(self):
+        return self.bot.service
+
+    async def deliver(self, info: GameInfo, entry: OutboxEntry) -> None:
+        if entry.kind == PING_KIND:
+            await self.sync_role(info, entry.payload)
+        else:
+            await self.push(info, entry)
+
+    # --- the ping role ---------------------------------------------------------------------
+    async def _patch(self, info: GameInfo, key: str, value: int | None) -> None:
+        channels = dict((await self.service.info(info.id)).private_channels)
+        if value is None:
+            channels.pop(key, None)
+        else:
+            channels[key] = value
+        await self.service.set_discord(info.id, DiscordPatch(private_channels=channels))
+
+    def _role_name(self, info: GameInfo) -> str:
+        return t("places.role_name", info.language, title=info.title[:70], game=info.id)[:100]
+
+    async def ensure_role(self, info: GameInfo) -> int:
+        """The game's role: the stored one, else one of our name left by a try that
+        crashed before storing it, else a new one, with no permissions and no colour.
+        Discord lets a bot ping a role members may not mention only if the bot holds
+        "Mention @everyone, @here and All Roles": without it the role must be
+        mentionable, or the phase announcements would notify nobody."""
+        current = await self.service.info(info.id)
+        role_id = current.private_channels.get(ROLE_KEY)
+        if role_id is not None:
+            return role_id
+        name = self._role_name(info)
+        guild = self.bot.get_guild(info.guild_id)
+        if guild is not None:
+            found = [r.id for r in guild.roles if r.name == name]
+        else:
+            found = [int(r["id"]) for r in await self.bot.http.get_roles(info.guild_id)
+                     if r.get("name") == name]
+        if found:
+            role_id = found[0]
+        else:
+            me = guild.me if guild is not None else None
+            can_ping_any = bool(me is not None and me.guild_permissions.mention_everyone)
+            payload = await self.bot.http.create_role(
+                info.guild_id, name=name, permissions="0", mentionable=not can_ping_any,
+                hoist=False,
+                reason=t("places.reason", info.language, title=info.title[:80]))
+            role_id = int(payload["id"])
+        await self._patch(info, ROLE_KEY, role_id)
+        return role_id
+
+    async def sync_role(self, info: GameInfo, change: dict[str, Any]) -> None:
+        role_id = await self.ensure_role(info)
+        reason = t("places.reason", info.language, title=info.title[:80])
+        try:
+            await self._member_roles(info, role_id, change.get("add", []),
+                                     change.get("remove", []), reason)
+        except discord.NotFound as exc:
+            if exc.code != UNKNOWN_ROLE:
+                raise
+            # deleted by an admin mid-game: make it again for everyone who should hold it
+            log.warning("game %s: the ping role is gone; making it again", info.id)
+            await self._patch(info, ROLE_KEY, None)
+            role_id = await self.ensure_role(info)
+            state = await self.service.state(info.id)
+            await self._member_roles(info, role_id, sorted(ping_members(state)), [], reason)
+
+    async def _member_roles(self, info: GameInfo, role_id: int, add: list[int],
+                            remove: list[int], reason: str) -> None:
+        http = self.bot.http
+        for uid in remove:
+            await self._ignoring_gone(http.remove_role(info.guild_id, uid, role_id,
+                                                       reason=reason))
+        for uid in add:
+            await self._ignoring_gone(http.add_role(info.guild_id, uid, role_id,
+                                                    reason=reason))
+
+    @staticmethod
+    async def _ignoring_gone(request: Any) -> None:
+        """A member who left the guild neither gets nor loses a role: nothing to do."""
+        try:
+            await request
+        except discord.NotFound as exc:
+            if exc.code not in (UNKNOWN_MEMBER, UNKNOWN_USER):
+                raise
+
+    # --- the private places -----------------------------------------------------------------
+    def _thread_name(self, info: GameInfo, seat: int) -> str:
+        """Unique to the game (its id): a thread left by an earlier game of the same title
+        in this channel is never taken for this game's."""
+        return t("places.thread_name", info.language, title=info.title[:70], game=info.id,
+                 seat=seat + 1)[:100]
+
+    async def ensure_place(self, info: GameInfo, seat: int, holder: int) -> tuple[int, bool]:
+        """The seat's thread id, and whether it was opened (or adopted) just now. Opening:
+        create (or adopt the thread of our name an interrupted try left), let in the
+        holder and the master, and only then store the id: a crash in between is
+        repaired by the next try."""
+        current = await self.service.info(info.id)
+        thread_id = current.private_channels.get(place_key(seat))
+        if thread_id is not None:
+            return thread_id, False
+        name = self._thread_name(info, seat)
+        guild = self.bot.get_guild(info.guild_id)
+        me = self.bot.user.id if self.bot.user else None
+        found = [th.id for th in (guild.threads if guild else [])
+                 if th.parent_id == info.channel_id and th.name == name
+                 and th.owner_id == me and th.type is discord.ChannelType.private_thread]
+        if found:
+            thread_id = found[0]
+        else:
+            payload = await self.bot.http.start_thread_without_message(
+                info.channel_id, name=name, auto_archive_duration=WEEK,
+                type=discord.ChannelType.private_thread.value,  # type: ignore[arg-type]
+                invitable=False, reason=t("places.reason", info.language,
+                                          title=info.title[:80]))
+            thread_id = int(payload["id"])
+        for uid in (holder, current.master_id):
+            await self._let_in(thread_id, uid)
+        await self._patch(info, place_key(seat), thread_id)
+        self.bot.private_index[thread_id] = info.id
+        if not found:  # a new thread is empty: no earlier post to look for
+            self._checked.add(thread_id)
+        return thread_id, True
+
+    async def _let_in(self, thread_id: int, uid: int) -> None:
+        """Add a member; a thread Discord archived after a quiet week is opened first
+        (a message opens it by itself, a new member does not)."""
+        try:
+            await self.bot.http.add_user_to_thread(thread_id, uid)
+        except discord.HTTPException as exc:
+            if exc.code != THREAD_ARCHIVED:
+                raise
+            await self.bot.http.edit_channel(thread_id, archived=False)
+            await self.bot.http.add_user_to_thread(thread_id, uid)
+
+    async def push(self, info: GameInfo, entry: OutboxEntry) -> None:
+        key = (entry.game_id, entry.ordinal)
+        if key in self._sent:
+            return
+        payload = entry.payload
+        state = await self.service.state(info.id)
+        seat = int(payload["seat"])
+        holder = seat_holder(state, seat)
+        if holder is None:
+            return
+        thread_id, opened = await self.ensure_place(info, seat, holder)
+        for uid in payload.get("remove", []):
+            await self._ignoring_gone(self.bot.http.remove_user_from_thread(thread_id, uid))
+        for uid in payload.get("add", []):
+            await self._let_in(thread_id, uid)
+        events = [Event.model_validate(e) for e in payload.get("events", [])]
+        if not events:
+            self._sent.add(key)
+            return
+        lang = info.language
+        embeds = [self._embed(e, state, holder, lang) for e in events]
+        # a reference unique to this push: how `_seen` recognises it after a crash
+        embeds[-1].set_footer(text=t("places.footer", lang, title=info.title[:80],
+                                     ref=entry.ordinal))
+        content = mention(holder)
+        if opened:
+            content += " " + t("places.welcome", lang, title=info.title[:100])
+        try:
+            await self._send(thread_id, content, embeds, holder, entry)
+        except discord.NotFound as exc:
+            if exc.code != UNKNOWN_CHANNEL:
+                raise
+            # the thread was deleted mid-game: the seat still needs its place
+            log.warning("game %s: place of seat %s is gone; opening it again", info.id, seat)
+            self.bot.private_index.pop(thread_id, None)
+            await self._patch(info, place_key(seat), None)
+            thread_id, _ = await self.ensure_place(info, seat, holder)
+            content = mention(holder) + " " + t("places.welcome", lang, title=info.title[:100])
+            await self._send(thread_id, content, embeds, holder, entry)
+        self._sent.add(key)
+
+    @staticmethod
+    def _embed(event: Event, state: GameState, holder: int, lang: str) -> discord.Embed:
+        """An event as an embed; a dealt role as the holder's whole card (his own view)."""
+        if event.kind == "role_dealt":
+            return card_embed(card(state, holder), state, lang)
+        return event_embed(event, lang)
+
+    async def _send(self, thread_id: int, content: str, embeds: list[discord.Embed],
+                    holder: int, entry: OutboxEntry) -> None:
+        """Through the shared `post` (Discord's limits, nonces), pinging the holder alone."""
+        from .delivery import entry_key, post
+
+        key = entry_key(entry)
+        if await self._seen(thread_id, key, embeds):
+            return
+        await post(self.bot.get_partial_messageable(thread_id), key, content=content,
+                   embeds=embeds, mentions=only_users([holder]))
+
+    async def _seen(self, thread_id: int, key: str, embeds: list[discord.Embed]) -> bool:
+        """Whether this push is in the thread already: looked up once per thread after a
+        start (a crash between posting and marking the entry delivered). A message of ours
+        matches by its nonce or, where Discord does not return nonces, by the reference
+        in its last embed's footer."""
+        if thread_id in self._checked:
+            return False
+        self._checked.add(thread_id)
+        me = self.bot.user.id if self.bot.user else None
+        ref = embeds[-1].footer.text
+        for message in await self.bot.http.logs_from(thread_id, HISTORY):
+            if me is not None and int(message["author"]["id"]) != me:
+                continue
+            if str(message.get("nonce") or "").startswith(key + "."):
+                return True
+            footers = [(e.get("footer") or {}).get("text") for e in message.get("embeds", [])]
+            if ref and ref in footers:
+                return True
+        return False
+
+    # --- the end ------------------------------------------------------------------------------
+    async def close(self, info: GameInfo, archive: bool) -> None:
+        """With the game's channels: the role is deleted; the places are archived and
+        locked (read-only history) or deleted, as the channels are."""
+        current = await self.service.info(info.id)
+        reason = t("places.reason", info.language, title=info.title[:80])
+        role_id = current.private_channels.get(ROLE_KEY)
+        if role_id is not None:
+            with contextlib.suppress(discord.NotFound):  # an admin deleted it already
+                await self.bot.http.delete_role(info.guild_id, role_id, reason=reason)
+            await self._patch(info, ROLE_KEY, None)
+        state = await self.service.state(info.id)
+        for seat in range(len(seats(state))):
+            thread_id = current.private_channels.get(place_key(seat))
+            if thread_id is None:
+                continue
+            try:
+                if archive:
+                    await self.bot.http.edit_channel(thread_id, archived=True, locked=True,
+                                                     reason=reason)
+                else:
+                    await self.bot.http.delete_channel(thread_id, reason=reason)
+                    self.bot.private_index.pop(thread_id, None)
+            except discord.NotFound:
+                pass

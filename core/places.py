@@ -1,0 +1,151 @@
+"""Private places and the game's ping role: who is told what, as pure functions.
+
+The Discord layer gives every seat a private place (a private thread of the game
+channel) and the living players a guild role that phase announcements ping. What
+goes to which place, and who holds the role after a command, is decided here from
+the engine's events and the states before and after the command, so the cogs never
+read raw state for it. The results become outbox entries written in the command's
+own transaction (`outbox_rows`): a crash can delay a push, never lose it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from core.commands import Command
+from core.events import Event
+from core.state import GameState
+
+PLACE_KIND = "place"  # Outbox.kind: one seat's news of one command, as one message
+PING_KIND = "ping_role"  # Outbox.kind: create the game's role / change who holds it
+
+# Events the sender's own interaction reply already shows (an ephemeral answer): his
+# place is not pinged again for what he just did himself.
+SHOWN_IN_REPLY = frozenset({
+    "order_accepted", "whisper_sent", "away_ack", "buy_ordered", "purchase", "spell_cast",
+})
+# Events addressed to a team channel that also change one member's own card: pushed to
+# that member's place too (the team's channel gets them as well).
+CARD_CHANGES = frozenset({"promoted"})
+
+Row = tuple[str, dict[str, Any]]
+
+
+class Push(BaseModel):
+    """One seat's news from one command: one message in the seat's place."""
+
+    seat: int  # index in GameState.players: stays with the seat across replacements
+    uid: int  # who held the seat after the command
+    events: list[Event] = Field(default_factory=list)
+    add: list[int] = Field(default_factory=list)  # to let into the place (a substitute)
+    remove: list[int] = Field(default_factory=list)  # to shut out (the replaced member)
+
+
+class PingChange(BaseModel):
+    """Who gains and who loses the game's ping role with one command."""
+
+    create: bool = False
+    add: list[int] = Field(default_factory=list)
+    remove: list[int] = Field(default_factory=list)
+
+
+def seat_of(state: GameState, uid: int) -> int | None:
+    for i, p in enumerate(state.players):
+        if p.uid == uid:
+            return i
+    return None
+
+
+def seat_holder(state: GameState, seat: int) -> int | None:
+    """Who sits in a seat now (a substitute after a replacement)."""
+    return state.players[seat].uid if 0 <= seat < len(state.players) else None
+
+
+def seats(state: GameState) -> list[int]:
+    """Every seat's current holder, in seat order."""
+    return [p.uid for p in state.players]
+
+
+def _recipients(event: Event) -> list[int]:
+    if event.audience.kind == "players":
+        return list(event.audience.players)
+    if event.audience.kind == "team" and event.kind in CARD_CHANGES:
+        uid = event.data.get("uid")
+        return [uid] if isinstance(uid, int) else []
+    return []
+
+
+def pushes(by: int, state: GameState, events: list[Event]) -> list[Push]:
+    """What each seat's place receives from a command's events, one Push per seat.
+
+    `state` is the state after the command (seats are looked up there); `by` is the
+    sender, whose reply already shows the acknowledgements in SHOWN_IN_REPLY."""
+    out: dict[int, Push] = {}
+
+    def push(uid: int) -> Push | None:
+        seat = seat_of(state, uid)
+        if seat is None:
+            return None
+        if seat not in out:
+            out[seat] = Push(seat=seat, uid=uid)
+        return out[seat]
+
+    for event in events:
+        if event.kind == "replaced":
+            old, new = event.data.get("old"), event.data.get("new")
+            if isinstance(old, int) and isinstance(new, int) and (p := push(new)) is not None:
+                p.remove.append(old)
+                p.add.append(new)
+                p.events.append(event)
+            continue
+        for uid in dict.fromkeys(_recipients(event)):
+            if uid == by and event.kind in SHOWN_IN_REPLY:
+                continue
+            p = push(uid)
+            if p is not None and event not in p.events:
+                p.events.append(event)
+    return [out[s] for s in sorted(out)]
+
+
+def ping_members(state: GameState) -> set[int]:
+    """Who holds the game's ping role: the living players of a running game."""
+    if not state.started or state.over:
+        return set()
+    return {p.uid for p in state.living()}
+
+
+def ping_change(old: GameState, new: GameState) -> PingChange | None:
+    """The role changes a command makes (None: none). At the end nobody is removed:
+    the role is deleted with the game's channels."""
+    if new.over:
+        return None
+    create = new.started and not old.started
+    before, after = ping_members(old), ping_members(new)
+    change = PingChange(create=create, add=sorted(after - before),
+                        remove=sorted(before - after))
+    if not (change.create or change.add or change.remove):
+        return None
+    return change
+
+
+def outbox_rows(command: Command, old: GameState, new: GameState, events: list[Event]
+                ) -> tuple[list[Row], list[Row]]:
+    """The service's bundler: (entries before the command's events, entries after).
+
+    The role change goes first, so a phase announcement pings exactly the players left
+    after the command (a player killed tonight is not pinged by the morning); the
+    pushes go after the public announcements, except at the end of the game, whose
+    announcement archives (or deletes) the places."""
+    before: list[Row] = []
+    change = ping_change(old, new)
+    if change is not None:
+        before.append((PING_KIND, {"seq": new.seq, **change.model_dump()}))
+    if not new.started:
+        return before, []  # places open with the deal: a signup replacement has none yet
+    places: list[Row] = [(PLACE_KIND, {"seq": new.seq, **p.model_dump(mode="json")})
+                         for p in pushes(command.by, new, events)]
+    if new.over:  # the end closes the places: the last news goes in before that
+        return before + places, []
+    return before, places
