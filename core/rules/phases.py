@@ -108,17 +108,10 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
 
 
 def _living_mates(ctx: Ctx, uid: int) -> list[int]:
-    """The living players who share a private channel with `uid` (the graveyard aside:
-    sharing it tells nobody a role)."""
-    out: list[int] = []
-    for team, members in teams(ctx).items():
-        if team == GRAVEYARD or uid not in members:
-            continue
-        for m in members:
-            p = ctx.state.player(m)
-            if m != uid and m not in out and p is not None and p.alive:
-                out.append(m)
-    return out
+    """The living players who know `uid` by role (channels.known_to: clan mates, the
+    police pairs, the investigator his sergeant; not the sergeant, who knows nobody)."""
+    return [p.uid for p in ctx.state.living()
+            if p.uid != uid and uid in channels.known_to(ctx.state, p.uid)]
 
 
 def promote_sergeant(ctx: Ctx) -> None:
