@@ -30,6 +30,7 @@ class _Cmd(BaseModel):
 class Join(_Cmd):
     kind: Literal["join"] = "join"
     name: str = Field(min_length=1, max_length=100)
+    bot: bool = False  # the member is a bot account: bots never take a seat
 
 
 class Leave(_Cmd):
@@ -150,6 +151,7 @@ class Replace(_Cmd):
     old: int
     new: int | None = None
     name: str | None = Field(default=None, min_length=1, max_length=100)
+    bot: bool = False  # the substitute is a bot account: refused
 
 
 class Standby(_Cmd):
@@ -157,6 +159,7 @@ class Standby(_Cmd):
 
     kind: Literal["standby"] = "standby"
     name: str = Field(min_length=1, max_length=100)
+    bot: bool = False  # a bot account: bots never stand by for a seat
 
 
 class Bonus(_Cmd):

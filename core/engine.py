@@ -12,11 +12,14 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from core import commands as c
+from core.access import require_master
 from core.errors import RuleError
 from core.events import Audience, Event
+from core.names import is_blank
 from core.rules import crypto, phases, shop
 from core.rules import night as night_rules
 from core.rules.context import Ctx
+from core.rules.cooldown import check_vote_cooldown
 from core.rules.roles import Action, Role
 from core.rules.setup import (
     MAX_PLAYERS,
@@ -47,6 +50,9 @@ def create_game(
     *, seed: int, master: int, title: str, plot: str = "", options: Options | None = None
 ) -> GameState:
     options = options or Options()
+    _text(title, "title")
+    if plot:
+        _text(plot, "plot")
     if options.shop and not options.currency:
         raise RuleError("shop_needs_currency")
     return GameState(seed=seed, master=master, title=title, plot=plot, options=options)
@@ -102,8 +108,18 @@ def copy_state(state: GameState) -> GameState:
 
 # --- guards ------------------------------------------------------------------
 def _master(ctx: Ctx, cmd: c.Command) -> None:
-    if cmd.by != ctx.state.master and not cmd.admin:
-        raise RuleError("not_master")
+    require_master(ctx.state, cmd.by, admin=cmd.admin)
+
+
+def _text(value: str | None, field: str) -> None:
+    """Refuse a text option that shows nothing (blank, or invisible characters only)."""
+    if is_blank(value):
+        raise RuleError("blank_text", field=field)
+
+
+def _no_bot(bot: bool) -> None:
+    if bot:
+        raise RuleError("bot_cannot_play")
 
 
 def _not_over(ctx: Ctx) -> None:
@@ -142,6 +158,7 @@ def _join(ctx: Ctx, cmd: c.Join) -> None:
         raise RuleError("signup_closed")
     if cmd.by == s.master:
         raise RuleError("master_cannot_play")
+    _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
         raise RuleError("already_joined")
     if len(s.players) >= MAX_PLAYERS:
@@ -168,6 +185,7 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
         raise RuleError("signup_closed")
     from core.rules.setup import check_written
 
+    _text(cmd.roles, "roles")
     comp = check_written(cmd.roles, len(s.players), extra_roles=s.options.extra_roles)
     s.roles_text = cmd.roles
     players = max(len(s.players), comp.size, MIN_PLAYERS)
@@ -262,10 +280,12 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
                 raise RuleError("already_voted_for", target=target.uid)
         elif s.options.votes_final:
             raise RuleError("votes_final")
+    check_vote_cooldown(s, voter.uid, cmd.at)
     shouts = standing.shouts if standing is not None and standing.target == target.uid else 0
     if cmd.shout:
         shouts += shop.shout(ctx, voter, target.uid, dict(cmd.funds))
-    s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts))
+    s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts,
+                               at=cmd.at))
     t = tally(s)
     ctx.emit("vote_cast", voter=voter.uid, target=target.uid, ghost=not voter.alive,
              previous=standing.target if standing else None,
@@ -283,7 +303,8 @@ def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
         raise RuleError("no_vote_to_withdraw")
     if s.options.votes_final:
         raise RuleError("votes_final")
-    s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=None))
+    check_vote_cooldown(s, voter.uid, cmd.at)
+    s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=None, at=cmd.at))
     ctx.emit("vote_withdrawn", voter=voter.uid, target=standing.target)
 
 
@@ -291,6 +312,8 @@ def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
 def _night(ctx: Ctx, cmd: c.NightOrder) -> None:
     _in_play(ctx)
     actor = _player(ctx, cmd.by)
+    if cmd.story is not None:
+        _text(cmd.story, "story")
     night_rules.submit(ctx, actor, cmd.target, cmd.fallback, cmd.story)
 
 
@@ -324,6 +347,8 @@ def _away(ctx: Ctx, cmd: c.Away) -> None:
     turns up to `until` (a day number; by default the current turn and the next)."""
     _in_play(ctx)
     p = _player(ctx, cmd.by)
+    if cmd.reason is not None:
+        _text(cmd.reason, "reason")
     turn = ctx.state.number  # day N and night N are turn N
     until = turn + 1 if cmd.until is None else cmd.until
     if until < turn:
@@ -388,12 +413,15 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
     old = s.player(cmd.old)
     if old is None:
         raise RuleError("not_a_player_target", target=cmd.old)
+    _no_bot(cmd.bot)
     new, name = cmd.new, cmd.name
     if new is None:
         if not s.standby:
             raise RuleError("standby_empty")
         new, name = s.standby[0].uid, s.standby[0].name
-    if s.player(new) is not None or new == s.master:
+    if new == s.master:
+        raise RuleError("master_cannot_play")
+    if s.player(new) is not None:
         raise RuleError("already_joined")
     s.standby = [x for x in s.standby if x.uid != new]
     _rename_uid(s, cmd.old, new)
@@ -417,6 +445,7 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
     s = ctx.state
     if cmd.by == s.master:
         raise RuleError("master_cannot_play")
+    _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
         raise RuleError("already_joined")
     if any(x.uid == cmd.by for x in s.standby):
@@ -494,11 +523,13 @@ def _cast(ctx: Ctx, cmd: c.Cast) -> None:
 
 def _anon(ctx: Ctx, cmd: c.Anon) -> None:
     _in_play(ctx)
+    _text(cmd.text, "text")
     crypto.anon(ctx, _player(ctx, cmd.by), cmd.text, cmd.signature, cmd.at)
 
 
 def _whisper(ctx: Ctx, cmd: c.Whisper) -> None:
     _in_play(ctx)
+    _text(cmd.text, "text")
     crypto.whisper(ctx, _player(ctx, cmd.by), cmd.role, cmd.text, cmd.signature, cmd.at)
 
 
@@ -515,6 +546,7 @@ def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
         raise RuleError("module_off", module="currency")
     if s.player(cmd.target) is None:
         raise RuleError("not_a_player_target", target=cmd.target)
+    _text(cmd.reason, "reason")
     s.bonuses.append(Bonus(uid=cmd.target, amount=cmd.amount, reason=cmd.reason,
                            secret=cmd.secret))
     audience = Audience.master() if cmd.secret else Audience.public()

@@ -126,6 +126,7 @@ class VoteMark(BaseModel):
     target: int | None  # None: the vote was withdrawn
     shouts: int = 0
     void: bool = False  # cancelled by a spell (shop module)
+    at: datetime | None = None  # when it was sent: the vote cooldown reads it
 
 
 class Order(BaseModel):

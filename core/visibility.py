@@ -116,11 +116,23 @@ def card(state: GameState, uid: int) -> Card:
     return c
 
 
+def public_cause(cause: str, *, reveal_roles: bool) -> str:
+    """A death as everybody may know it: the player's fate, never who or what killed him.
+    The spiked club is a night death like any other; the gas chamber is announced as
+    such ("под всеобщее улюлюкание") only when the roles of the dead are shown, since it
+    names the operative; otherwise it is a night death too (RULES.md §4, §7)."""
+    if cause == "spiked":
+        return "killed"
+    if cause == "gas_chamber" and not reveal_roles:
+        return "killed"
+    return cause
+
+
 def public_view(state: GameState) -> PublicView:
     reveal = state.options.reveal_roles or state.over
     dead = [
-        Death(uid=p.uid, cause=p.death.cause,
-              role=p.role if reveal or p.death.cause == "gas_chamber" else None,
+        Death(uid=p.uid, cause=public_cause(p.death.cause, reveal_roles=reveal),
+              role=p.role if reveal else None,
               number=p.death.number, phase=str(p.death.phase))
         for p in state.players if p.death is not None
     ]

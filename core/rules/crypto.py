@@ -25,8 +25,16 @@ def _module_on(state: GameState) -> None:
         raise RuleError("module_off", module="crypto")
 
 
+def dealt_role(state: GameState, p: Player) -> Role | None:
+    """The role a player was dealt at the start (a promoted sergeant was a sergeant)."""
+    return Role.SERGEANT if p.uid in state.promoted else p.role
+
+
 def roles_in_game(state: GameState) -> list[str]:
-    dealt = {str(p.role) for p in state.players if p.role is not None}
+    """The roles dealt at the start, whoever holds them now: the list is public (the
+    opening names it), so it must not change when a sergeant is promoted, or a refusal
+    would tell everybody the investigator is out (RULES.md, "Secrecy of refusals")."""
+    dealt = {str(r) for p in state.players if (r := dealt_role(state, p)) is not None}
     return [str(r) for r in Role if str(r) in dealt]
 
 

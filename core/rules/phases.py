@@ -93,7 +93,7 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
     p.death = Death(cause=cause, phase=state.phase, number=state.number, by=list(by or []))
     state.orders = [o for o in state.orders if o.actor != uid]
     if announce:
-        role = str(p.role) if state.options.reveal_roles or cause == "gas_chamber" else None
+        role = str(p.role) if state.options.reveal_roles else None
         ctx.emit("player_died", uid=uid, cause=cause, role=role,
                  phase=str(state.phase), number=state.number)
     ctx.emit("you_died", Audience.to(uid), cause=cause)
@@ -236,6 +236,11 @@ def end_night(ctx: Ctx, at: datetime) -> None:
     removed = judge_turn(ctx, result.acted)
     state.took_part = []
     reveal = state.options.reveal_roles
+    # The gas chamber is public "to general booing" when roles of the dead are shown;
+    # hidden, it would name the operative, so he is listed among the night's dead.
+    gassed = [uid for uid in result.bad_kills if state.operative_bad_kills.get(uid, 0) >= 2]
+    if not reveal:
+        victims += [uid for uid in gassed if kill(ctx, uid, "gas_chamber", announce=False)]
 
     def row(uid: int) -> dict[str, str | int | None]:
         p = state.player(uid)
@@ -243,9 +248,8 @@ def end_night(ctx: Ctx, at: datetime) -> None:
 
     ctx.emit("morning", number=state.number + 1, stories=result.stories,
              victims=[row(v) for v in victims], removed=[row(u) for u in removed])
-    for uid in result.bad_kills:
-        if state.operative_bad_kills.get(uid, 0) >= 2:
-            kill(ctx, uid, "gas_chamber")
+    for uid in gassed:
+        kill(ctx, uid, "gas_chamber")
     if not finish_if_won(ctx):
         open_phase(ctx, PhaseKind.DAY, state.number + 1, at)
 

@@ -294,10 +294,13 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
 def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
               funds: dict[int, int], day: int) -> None:
     state = ctx.state
-    on_day = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == day
-              and s.target == target.uid]
+    # The limit is per target, but other casters' spells are secret: only the caster's
+    # own casts may refuse him (he knows them); beyond the limit a spell is paid and
+    # wasted (`counted_spells`), so acceptance tells nothing (RULES.md, "Secrecy").
+    mine = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == day
+            and s.target == target.uid and s.caster == caster.uid]
     limit = PER_DAY_LIMIT.get(spell)
-    if limit is not None and sum(1 for s in on_day if s.spell == spell) >= limit:
+    if limit is not None and sum(1 for s in mine if s.spell == spell) >= limit:
         raise RuleError("spell_limit", limit=limit)
     voting_now = state.phase is PhaseKind.DAY and state.number == day
     if spell == "sleep" and voting_now and any(m.voter == target.uid for m in state.vote_log):
@@ -320,8 +323,8 @@ def _check_night_spell(state: GameState, caster: Player, spell: str, target: Pla
             raise RuleError("destruction_role")
         if target.uid != caster.uid:
             raise RuleError("self_only")
-    if spell == "doubling" and (target.role is None or info(target.role).action is None):
-        raise RuleError("doubling_role", target=target.uid)
+    # Doubling on a player without a night move is accepted and wasted: refusing it
+    # would tell the caster the target's hidden role (RULES.md, "Secrecy of refusals").
     if state.phase is PhaseKind.NIGHT and state.number == 0 and spell == "helplessness":
         return
 
@@ -385,7 +388,8 @@ def day_effects(state: GameState) -> DayEffects:
     fx = DayEffects()
     if not state.options.shop or state.phase is not PhaseKind.DAY:
         return fx
-    today = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == state.number]
+    today = counted_spells(
+        [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == state.number])
     for target in sorted({s.target for s in today}):
         harm = sorted((s for s in today if s.target == target and s.spell in ("sleep", "silence")),
                       key=lambda s: (s.spell != "silence", s.seq))
@@ -405,6 +409,19 @@ def day_effects(state: GameState) -> DayEffects:
         if sleeps:
             fx.sleeps[target] = sleeps
     return fx
+
+
+def counted_spells(today: list[SpellCast]) -> list[SpellCast]:
+    """The day's spells that act: per target, the first `PER_DAY_LIMIT` of each spell by
+    the order they were cast; the rest were paid and are wasted."""
+    seen: dict[tuple[int, str], int] = {}
+    out = []
+    for s in sorted(today, key=lambda s: s.seq):
+        n = seen[(s.target, s.spell)] = seen.get((s.target, s.spell), 0) + 1
+        limit = PER_DAY_LIMIT.get(s.spell)
+        if limit is None or n <= limit:
+            out.append(s)
+    return out
 
 
 def voided_marks(state: GameState) -> set[int]:

@@ -66,8 +66,8 @@ class Game:
     def fund(self, amount: int = 60) -> None:
         self.wallet = dict.fromkeys(self.ids.values(), amount)
 
-    def tick(self) -> datetime:
-        self.clock += timedelta(seconds=1)
+    def tick(self, seconds: int = 1) -> datetime:
+        self.clock += timedelta(seconds=seconds)
         return self.clock
 
     # conveniences ----------------------------------------------------------
@@ -76,8 +76,9 @@ class Game:
             if self.p(n).alive:
                 self.do(c.CheckIn(by=self.id(n), at=self.tick()))
 
-    def vote(self, voter: str, target: str, **kw: object) -> list[Event]:
-        return self.do(c.Vote(by=self.id(voter), at=self.tick(), target=self.id(target), **kw))
+    def vote(self, voter: str, target: str, *, wait: int = 1, **kw: object) -> list[Event]:
+        return self.do(c.Vote(by=self.id(voter), at=self.tick(wait), target=self.id(target),
+                              **kw))
 
     def unvote(self, voter: str) -> list[Event]:
         return self.do(c.Unvote(by=self.id(voter), at=self.tick()))

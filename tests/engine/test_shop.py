@@ -177,12 +177,23 @@ def test_free_speech_protects_from_one_spell() -> None:
 
 
 def test_spell_limit_twice_a_day_per_target() -> None:
+    """Two Sleeps a day act on one target; a third by another caster (who cannot know
+    of the first two: spells are secret) is accepted, paid and wasted; the caster's own
+    third is refused, since he knows of his own two."""
     g = game()
     to_day1(g)
-    cast(g, "C1", "silence", "C2")
-    cast(g, "C3", "silence", "C2")
+    cast(g, "C1", "sleep", "C2")
+    cast(g, "C3", "sleep", "C2")
+    cast(g, "C4", "sleep", "C2")  # accepted: a refusal would tell C4 of the others' spells
+    assert g.wallet is not None and g.wallet[g.id("C4")] == 150 - 3
+    g.vote("C2", "Don")
+    g.vote("C2", "Vito")
+    g.vote("C2", "Kate")  # the third vote counts: only two Sleeps act
+    assert tally(g.state).totals == {g.id("Kate"): 2}
+    cast(g, "C1", "silence", "C4")
+    cast(g, "C1", "silence", "C4")
     with pytest.raises(RuleError) as err:
-        cast(g, "C4", "silence", "C2")
+        cast(g, "C1", "silence", "C4")
     assert err.value.code == "spell_limit"
 
 
