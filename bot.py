@@ -23,6 +23,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from core.access import GameLimits
 from core.commands import Command
 from core.engine import PHASE_BOUND
 from core.errors import RuleError
@@ -81,7 +82,9 @@ class MafiaBot(commands.Bot):
         # A process holding some of the shards serves only those shards' guilds: their
         # games, deadlines and outbox (README, "Scale-out").
         self.service = GameService(route=_route, owns=guild_filter(
-            kwargs.get("shard_count"), kwargs.get("shard_ids")))
+            kwargs.get("shard_count"), kwargs.get("shard_ids")), limits=GameLimits(
+                per_member=settings.max_games_per_member,
+                per_guild=settings.max_games_per_guild))
         from core.places import outbox_rows
 
         self.service.bundlers.append(outbox_rows)  # pushes to the private places, the ping role

@@ -21,7 +21,7 @@ from core.i18n import has_key, t
 from core.narrate import describe_error
 from core.state import GameState
 from core.storage.service import Applied, GameInfo
-from core.visibility import PublicView, public_view
+from core.visibility import PublicView, player_labels, public_view
 
 from .ui.text import mention, user_lang
 
@@ -122,12 +122,14 @@ class PlayerArg(app_commands.Transformer):
         from core.engine import legal_targets
 
         uids = legal_targets(state, interaction.user.id, self.kind)
-        names = {p.uid: p.name for p in state.players}
-        member_names = {}
+        shown = {}
         guild = interaction.guild
-        for uid in uids:
-            member = guild.get_member(uid) if guild else None
-            member_names[uid] = member.display_name if member else names.get(uid, str(uid))
+        for p in state.players:
+            member = guild.get_member(p.uid) if guild else None
+            if member is not None:
+                shown[p.uid] = member.display_name
+        labels = player_labels(state, shown)  # look-alike names get the unique name added
+        member_names = {u: labels.get(u, str(u)) for u in uids}
         typed = value.casefold()
         return [app_commands.Choice(name=member_names[u][:100], value=str(u)) for u in uids
                 if typed in member_names[u].casefold()][:MAX_CHOICES]

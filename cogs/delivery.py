@@ -35,8 +35,9 @@ from core.narrate import team_name
 from core.rules.channels import team_access
 from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
+from core.visibility import living_choices
 
-from .places import PLACES_KINDS, Places, is_place_key, ping_args
+from .overwrites import member_overwrite
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, pack, split_embed
 from .ui.lobby import signup_embed
@@ -130,11 +131,6 @@ def _translated(exc: discord.HTTPException) -> Exception:
     if exc.status == 404:
         return Undeliverable(str(exc))
     return exc
-
-
-def member_overwrite(writer: bool) -> discord.PermissionOverwrite:
-    return discord.PermissionOverwrite(view_channel=True, read_message_history=True,
-                                       send_messages=writer)
 
 
 class Delivery:
@@ -285,7 +281,7 @@ class Delivery:
             phase = next((e for e in reversed(shown) if e.kind == "phase_started"), None)
             if phase is not None:
                 state = await self.service.state(info.id)
-                living = [(p.uid, p.name) for p in state.living()]
+                living = living_choices(state)
                 view = day_view(self.bot, info.id, phase.data["number"]
                                 if phase.data["phase"] == "day" else 0, living, lang)
             elif "game_started" in kinds:
@@ -359,7 +355,7 @@ class Delivery:
             view = role_view(info.id, lang)
         elif event.kind == "phase_started":
             state = await self.service.state(info.id)
-            living = [(p.uid, p.name) for p in state.living()]
+            living = living_choices(state)
             view = day_view(self.bot, info.id,
                             event.data["number"] if event.data["phase"] == "day" else 0,
                             living, lang)

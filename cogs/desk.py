@@ -249,7 +249,8 @@ async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None
         raise RuleError("desk_bot")
     applied = await bot.apply(info, c.Standby(
         by=interaction.user.id, at=now(), admin=is_admin(interaction),
-        name=interaction.user.display_name[:100]))
+        name=interaction.user.display_name[:100], bot=interaction.user.bot,
+        handle=interaction.user.name[:100]))
     lang = user_lang(interaction)
     told = next(e for e in applied.events if e.kind in ("standby_joined", "standby_left"))
     key = "desk.standby.joined" if told.kind == "standby_joined" else "desk.standby.left"
@@ -266,7 +267,8 @@ async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: st
         raise RuleError("desk_bot")
     fields: dict[str, Any] = {"old": parse_player(old, state)}
     if new is not None:
-        fields |= {"new": new.id, "name": new.display_name[:100]}
+        fields |= {"new": new.id, "name": new.display_name[:100], "bot": new.bot,
+                   "handle": new.name[:100]}
     elif waiting:
         names = dict(standby_list(state))
         if not waiting.strip().isdigit() or int(waiting) not in names:

@@ -9,6 +9,7 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
+from core.access import ChannelKind, game_place_refusal
 from core.errors import RuleError
 from core.i18n import t
 from core.state import Options
@@ -50,7 +51,8 @@ async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, act
     cmd: c.Command
     if action == "join":
         name = getattr(interaction.user, "display_name", interaction.user.name)
-        cmd = c.Join(by=interaction.user.id, at=now(), name=name[:100])
+        cmd = c.Join(by=interaction.user.id, at=now(), name=name[:100],
+                     bot=interaction.user.bot, handle=interaction.user.name[:100])
     else:
         cmd = c.Leave(by=interaction.user.id, at=now())
     applied = await bot.apply(info, cmd)  # type: ignore[attr-defined]
@@ -73,6 +75,7 @@ class Lobby(GameCog):
                      crypto: bool = False, day_minutes: Range[int, 1, 20160] = 1440,
                      night_minutes: Range[int, 1, 20160] = 720) -> None:
         refuse_missing(interaction, REQUIRED_TO_CREATE)
+        await self.refuse_place(interaction)
         lang = guild_lang(interaction.guild)
         options = Options(extra_roles=extra_roles, currency=currency or shop, shop=shop,
                           crypto=crypto, day_minutes=day_minutes, night_minutes=night_minutes,
@@ -86,6 +89,20 @@ class Lobby(GameCog):
                                                 view=signup_view(game_id, lang))
         message = await interaction.original_response()
         await self.service.set_discord(game_id, DiscordPatch(signup_message_id=message.id))
+
+    async def refuse_place(self, interaction: discord.Interaction[Any]) -> None:
+        """Games open only in ordinary text channels no game owns (core.access decides)."""
+        channel = interaction.channel
+        kind: ChannelKind = "thread" if isinstance(channel, discord.Thread) else \
+            "text" if isinstance(channel, discord.TextChannel) or (
+                channel is not None and channel.type is discord.ChannelType.text) else "other"
+        channel_id = interaction.channel_id or 0
+        owner = self.bot.private_index.get(channel_id)
+        if owner is None and kind == "text":
+            owner = await self.service.channel_owner(channel_id)
+        refusal = game_place_refusal(kind, owner)
+        if refusal is not None:
+            raise refusal
 
     @game.command(**command_kwargs("game.setup"))
     @localized("game.setup", "roles")

@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.errors import RuleError
+from core.access import require_master
 from core.i18n import t
 from core.rules import night as night_rules
 from core.state import GameState, PhaseKind
@@ -36,9 +36,10 @@ class Master(GameCog):
 
     async def _master_game(self, interaction: discord.Interaction[Any], *,
                            finished: bool = False) -> Any:
+        """The game, if the caller may use its master's tools (core.access decides)."""
         info = await self.game_here(interaction, finished=finished)
-        if interaction.user.id != info.master_id and not is_admin(interaction):
-            raise RuleError("not_master")
+        state = await self.service.state(info.id)
+        require_master(state, interaction.user.id, admin=is_admin(interaction))
         return info
 
     @master.command(**command_kwargs("master.advance"))

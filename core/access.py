@@ -6,6 +6,9 @@ the same question and gets the same answer.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from core.errors import RuleError
 from core.state import GameState
 
@@ -31,3 +34,36 @@ def require_master(state: GameState, uid: int, *, admin: bool) -> None:
     refusal = master_refusal(state, uid, admin=admin)
     if refusal is not None:
         raise refusal
+
+
+# --- opening games ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class GameLimits:
+    """How many games may be open (signup or running) at once: per member who opened
+    them (as master), and per guild. Settings: MAX_GAMES_PER_MEMBER, MAX_GAMES_PER_GUILD."""
+
+    per_member: int = 3
+    per_guild: int = 25
+
+
+def open_game_refusal(by_member: int, in_guild: int, limits: GameLimits) -> RuleError | None:
+    """Why one more game may not be opened, given the games already open."""
+    if by_member >= limits.per_member:
+        return RuleError("too_many_games_member", limit=limits.per_member)
+    if in_guild >= limits.per_guild:
+        return RuleError("too_many_games_guild", limit=limits.per_guild)
+    return None
+
+
+ChannelKind = Literal["text", "thread", "other"]
+
+
+def game_place_refusal(kind: ChannelKind, owner: int | None) -> RuleError | None:
+    """Where `/game create` may open signup: an ordinary text channel of a guild that no
+    game of the bot owns (a private channel of a game, running or archived, belongs to
+    it; a thread is never an ordinary channel)."""
+    if kind != "text":
+        return RuleError("create_here_not_text")
+    if owner is not None:
+        return RuleError("create_here_game_channel")
+    return None

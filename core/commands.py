@@ -31,6 +31,7 @@ class Join(_Cmd):
     kind: Literal["join"] = "join"
     name: str = Field(min_length=1, max_length=100)
     bot: bool = False  # the member is a bot account: bots never take a seat
+    handle: str | None = Field(default=None, max_length=100)  # the user's unique name
 
 
 class Leave(_Cmd):
@@ -152,6 +153,7 @@ class Replace(_Cmd):
     new: int | None = None
     name: str | None = Field(default=None, min_length=1, max_length=100)
     bot: bool = False  # the substitute is a bot account: refused
+    handle: str | None = Field(default=None, max_length=100)
 
 
 class Standby(_Cmd):
@@ -160,6 +162,7 @@ class Standby(_Cmd):
     kind: Literal["standby"] = "standby"
     name: str = Field(min_length=1, max_length=100)
     bot: bool = False  # a bot account: bots never stand by for a seat
+    handle: str | None = Field(default=None, max_length=100)  # the user's unique name
 
 
 class Bonus(_Cmd):

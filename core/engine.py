@@ -163,7 +163,7 @@ def _join(ctx: Ctx, cmd: c.Join) -> None:
         raise RuleError("already_joined")
     if len(s.players) >= MAX_PLAYERS:
         raise RuleError("game_full", max=MAX_PLAYERS)
-    s.players.append(Player(uid=cmd.by, name=cmd.name))
+    s.players.append(Player(uid=cmd.by, name=cmd.name, handle=cmd.handle))
     ctx.emit("joined", uid=cmd.by, count=len(s.players))
 
 
@@ -414,18 +414,18 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
     if old is None:
         raise RuleError("not_a_player_target", target=cmd.old)
     _no_bot(cmd.bot)
-    new, name = cmd.new, cmd.name
+    new, name, handle = cmd.new, cmd.name, cmd.handle
     if new is None:
         if not s.standby:
             raise RuleError("standby_empty")
-        new, name = s.standby[0].uid, s.standby[0].name
+        new, name, handle = s.standby[0].uid, s.standby[0].name, s.standby[0].handle
     if new == s.master:
         raise RuleError("master_cannot_play")
     if s.player(new) is not None:
         raise RuleError("already_joined")
     s.standby = [x for x in s.standby if x.uid != new]
     _rename_uid(s, cmd.old, new)
-    old.name = name or str(new)
+    old.name, old.handle = name or str(new), handle
     ctx.emit("replaced", old=cmd.old, new=new)
     ctx.emit("desk_replaced", Audience.master(), old=cmd.old, new=new,
              role=str(old.role) if old.role else None)
@@ -456,7 +456,7 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
         return
     if len(s.standby) >= MAX_STANDBY:
         raise RuleError("standby_full", max=MAX_STANDBY)
-    s.standby.append(Standby(uid=cmd.by, name=cmd.name))
+    s.standby.append(Standby(uid=cmd.by, name=cmd.name, handle=cmd.handle))
     ctx.emit("standby_joined", Audience.to(cmd.by), count=len(s.standby))
     ctx.emit("desk_standby", Audience.master(), uid=cmd.by, on=True, count=len(s.standby))
 

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 
 # Characters that render as nothing but are not format characters (category Cf,
 # removed below as a class): Unicode's "default ignorable" code points outside Cf.
-_INVISIBLE = frozenset(
-    [0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, 0x2800]
-    + list(range(0x180B, 0x1810))  # Mongolian free variation selectors and vowel separator
-    + list(range(0xFE00, 0xFE10))  # variation selectors
-    + list(range(0xE0100, 0xE01F0))  # variation selectors supplement
-)
+_INVISIBLE = frozenset((
+    0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, 0x2800,
+    *range(0x180B, 0x1810),  # Mongolian free variation selectors and vowel separator
+    *range(0xFE00, 0xFE10),  # variation selectors
+    *range(0xE0100, 0xE01F0),  # variation selectors supplement
+))
 
 
 def _shows_nothing(ch: str) -> bool:

@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     discord_token: str | None = Field(default=None, repr=False)
     database_url: str = DEFAULT_DATABASE_URL
     discord_guild_id: int | None = None
+    # Games open at once (signup or running): per member who opened them, per guild.
+    max_games_per_member: int = Field(default=3, ge=1)
+    max_games_per_guild: int = Field(default=25, ge=1)
 
 
 def _bad(url: str, why: str) -> ConfigError:

@@ -80,6 +80,7 @@ class TurnMark(BaseModel):
 class Player(BaseModel):
     uid: int
     name: str
+    handle: str | None = None  # the user's unique name: tells apart look-alike names
     role: Role | None = None
     clan: int | None = None
     rank: int | None = None  # number inside the clan (mafiosi only)
@@ -116,6 +117,7 @@ class Standby(BaseModel):
 
     uid: int
     name: str
+    handle: str | None = None  # the user's unique name (look-alike names)
 
 
 class VoteMark(BaseModel):

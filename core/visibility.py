@@ -12,6 +12,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from core.errors import RuleError
+from core.names import labels
 from core.rules import channels, shop
 from core.rules import night as night_rules
 from core.rules.economy import spending_cap
@@ -149,6 +150,20 @@ def public_view(state: GameState) -> PublicView:
     if state.phase is PhaseKind.DAY and state.number > 0:
         view.tally = tally_rows(state)
     return view
+
+
+def player_labels(state: GameState, shown: dict[int, str] | None = None) -> dict[int, str]:
+    """How to list the game's players for choosing (vote menu, autocomplete): the name
+    shown (`shown`, e.g. current display names, else the name at signup), with the
+    unique name added where two look alike (core.names.labels)."""
+    names = {p.uid: (shown or {}).get(p.uid, p.name) for p in state.players}
+    return labels(names, {p.uid: p.handle for p in state.players if p.handle})
+
+
+def living_choices(state: GameState) -> list[tuple[int, str]]:
+    """The living players with their labels, in seat order: the day's vote menu."""
+    shown = player_labels(state)
+    return [(p.uid, shown[p.uid]) for p in state.living()]
 
 
 def tally_rows(state: GameState) -> list[TallyRow]:

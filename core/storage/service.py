@@ -35,6 +35,7 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from core import engine
+from core.access import GameLimits, open_game_refusal
 from core.archive import files_for
 from core.commands import COMMAND_ADAPTER, Command
 from core.errors import RuleError
@@ -209,13 +210,15 @@ class GameService:
     """Create games, apply commands durably, answer the bot's lookups, replay the log."""
 
     def __init__(self, *, route: Callable[[Event], bool] = default_route,
-                 clock: Callable[[], datetime] = utcnow, owns: GuildFilter | None = None) -> None:
+                 clock: Callable[[], datetime] = utcnow, owns: GuildFilter | None = None,
+                 limits: GameLimits | None = None) -> None:
         """`owns` (None: every guild) limits what this process serves: active_games,
         pending_deadlines and the deadline listeners see only games of guilds it owns,
         and an OutboxWorker built on this service delivers only their entries
         (see core.storage.sharding.guild_filter for Discord's shard rule)."""
         self._route = route
         self._clock = clock
+        self.limits = limits  # None: no cap on open games (the bot passes its settings')
         self.owns = owns
         self._slots: dict[int, _Slot] = {}
         self._channels: dict[int, int] = {}  # channel id -> id of a game seen running there
@@ -257,6 +260,8 @@ class GameService:
                 return game.id
 
         async with self._create_lock:
+            if self.limits is not None:
+                await self._check_limits(guild_id, master_id, self.limits)
             try:
                 game_id, cancelled = await _settle(insert())
             except IntegrityError as exc:  # the channel has a running game
@@ -277,6 +282,24 @@ class GameService:
         if cancelled:
             raise asyncio.CancelledError()
         return game_id
+
+    async def _check_limits(self, guild_id: int, master_id: int, limits: GameLimits) -> None:
+        """Refuse a game beyond the open-games limits (core.access decides)."""
+        open_games = Game.filter(guild_id=guild_id, active=True)
+        refusal = open_game_refusal(await open_games.filter(master_id=master_id).count(),
+                                    await open_games.count(), limits)
+        if refusal is not None:
+            raise refusal
+
+    async def channel_owner(self, channel_id: int) -> int | None:
+        """The game whose private channel (or category) this is, running or over."""
+        row = await Game.filter(category_id=channel_id).first()
+        if row is not None:
+            return int(row.id)
+        for row in await Game.filter(private_channels__contains=str(channel_id)):
+            if channel_id in json.loads(row.private_channels or "{}").values():
+                return int(row.id)
+        return None
 
     async def apply(
         self, game_id: int, command: Command, *, extra_outbox: Sequence[OutboxItem] = (),
