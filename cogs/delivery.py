@@ -410,7 +410,8 @@ class Delivery:
         out: dict[Any, discord.PermissionOverwrite] = {guild.default_role: HIDDEN,
                                                       guild.me: BOT_ALLOW}
         for uid in members:
-            out[discord.Object(id=uid)] = member_overwrite(uid in writers)
+            out[discord.Object(id=uid)] = member_overwrite(uid in writers,
+                                                           guild.me.guild_permissions)
         return out
 
     async def ensure_team_channel(self, info: GameInfo, team: str, members: list[int],

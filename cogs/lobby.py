@@ -22,9 +22,11 @@ from .ui.markup import user_text
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 
+# The posting permissions are needed to DENY them to the dead in their team channels
+# (a bot can set only the permissions it holds: cogs/overwrites.py).
 REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_links",
                      "view_channel", "create_private_threads", "send_messages_in_threads",
-                     "manage_threads")
+                     "manage_threads", "create_public_threads", "add_reactions", "attach_files")
 REQUIRED_TO_CREATE = ("send_messages", "embed_links", "view_channel")
 
 

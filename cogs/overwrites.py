@@ -21,11 +21,18 @@ POSTING: tuple[str, ...] = (
 )
 
 
-def member_overwrite(writer: bool) -> discord.PermissionOverwrite:
-    """A member of a private channel: reads its history; writes only if `writer`."""
+def member_overwrite(writer: bool, bot: discord.Permissions | None = None
+                     ) -> discord.PermissionOverwrite:
+    """A member of a private channel: reads its history; writes only if `writer`.
+
+    Discord lets a bot set (allow or deny) only the permissions it holds itself, so a
+    reader is denied every posting permission the bot holds (`bot`, all if None); the
+    ones a game needs are asked for at /game start (cogs.lobby.REQUIRED_TO_START)."""
     if writer:
         return discord.PermissionOverwrite(view_channel=True, read_message_history=True,
                                            send_messages=True)
     overwrite = discord.PermissionOverwrite(view_channel=True, read_message_history=True)
-    overwrite.update(**dict.fromkeys(POSTING, False))
+    held = bot if bot is not None else discord.Permissions.all()
+    overwrite.update(**{name: False for name in POSTING
+                        if held.administrator or getattr(held, name)})
     return overwrite

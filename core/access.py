@@ -19,10 +19,10 @@ def master_refusal(state: GameState, uid: int, *, admin: bool) -> RuleError | No
     Whoever plays in a game is never its master, whatever his guild permissions: a
     player with "Manage Server" would otherwise read every role (RULES.md §8). Else the
     game's master may, and so may a member with "Manage Server" (a stand-in host)."""
-    if state.player(uid) is not None:
-        return RuleError("player_cannot_master")
     if uid != state.master and not admin:
         return RuleError("not_master")
+    if state.player(uid) is not None:
+        return RuleError("player_cannot_master")
     return None
 
 

@@ -15,7 +15,8 @@ from tests.harness import Harness
 EVERYTHING = discord.Permissions(
     view_channel=True, send_messages=True, embed_links=True, read_message_history=True,
     manage_channels=True, manage_roles=True, create_private_threads=True,
-    send_messages_in_threads=True, manage_threads=True)
+    send_messages_in_threads=True, manage_threads=True, create_public_threads=True,
+    add_reactions=True, attach_files=True)
 
 
 @pytest_asyncio.fixture
