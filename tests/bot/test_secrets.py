@@ -197,3 +197,25 @@ async def test_a_blank_anonymous_post_is_refused(h: Harness) -> None:
     res = await table.do(table.players[0], "anon", text="\u200b \u200b")
     assert res.ephemeral and res.text == t("error.blank_text", "en"), res.text
     assert await rows() == before
+
+
+# --- 9. the vote cooldown -------------------------------------------------------------------
+async def test_a_fourth_vote_change_within_a_minute_waits(h: Harness) -> None:
+    table = await open_table(h, 8, roles=ROLES)
+    await start(table)
+    await checkin_all(table)
+    await table.advance()  # night 0
+    await table.advance()  # day 1
+    voter, *others = await table.living()
+    for target in others[:3]:
+        res = await table.do(voter, "vote", player=str(target.id))
+        assert not res.ephemeral, res.text
+    await table.settle()
+    posts = len(h.messages_in(table.channel))
+    res = await table.do(voter, "vote", player=str(others[3].id))
+    assert res.ephemeral and re.fullmatch(
+        t("error.vote_cooldown", "en", seconds=r"\d+").replace(".", r"\."), res.text), res.text
+    await table.settle()
+    assert len(h.messages_in(table.channel)) == posts  # nothing posted, nothing counted
+    state = await table.state()
+    assert [m.target for m in state.vote_log if m.voter == voter.id][-1] == others[2].id
