@@ -501,7 +501,7 @@ CELLS: list[Cell] = [
             old=Ref("cit"), new=Ref("outsider")),
     cell("master replace", "dup", "day1", "master", "already_joined", old=Ref("cit"),
          new=Ref("maf")),
-    cell("master replace", "self", "day1", "master", "already_joined", old=Ref("cit"),
+    cell("master replace", "self", "day1", "master", "master_cannot_play", old=Ref("cit"),
          new=Ref("master")),
     cell("master replace", "target", "day1", "master", "not_a_player_target",
          params={"target": Ref("outsider")}, old=Ref("outsider"), new=Ref("outsider")),
