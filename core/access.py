@@ -1,6 +1,7 @@
-"""Who may do what to a game, beyond the rules of play: the master's seat.
+"""Who may do what to a game, beyond the rules of play: the master's seat, how many
+games may be open, and where a game may open.
 
-Kept in core so every surface (engine guards, the Discord cogs' master tools) asks
+Kept in core so every surface (engine guards, the service, the Discord cogs) asks
 the same question and gets the same answer.
 """
 
@@ -16,9 +17,9 @@ from core.state import GameState
 def master_refusal(state: GameState, uid: int, *, admin: bool) -> RuleError | None:
     """Why `uid` may not use the master's tools of this game, or None if he may.
 
-    Whoever plays in a game is never its master, whatever his guild permissions: a
-    player with "Manage Server" would otherwise read every role (RULES.md §8). Else the
-    game's master may, and so may a member with "Manage Server" (a stand-in host)."""
+    The game's master may, and so may a member with "Manage Server" (a stand-in host);
+    but whoever plays in a game is never its master, whatever his guild permissions: a
+    player with "Manage Server" would otherwise read every role (RULES.md §8)."""
     if uid != state.master and not admin:
         return RuleError("not_master")
     if state.player(uid) is not None:
