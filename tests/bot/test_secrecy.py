@@ -12,8 +12,9 @@ against what the rules let that reader know at that moment:
 * his own role; his clan mates; the police pairs (investigator + sergeant, investigator +
   operative); the checks the investigator shared with `/share` (police channel);
 * his own check results, in ephemeral replies and in his private place only;
-* public moves (`/reveal`), the roles of the dead when `reveal_roles` is on (and the
-  gas chamber's, whatever the option), and everything from the game-over table on.
+* public moves (`/reveal`), the roles of the dead when `reveal_roles` is on (the gas
+  chamber's included; hidden roles hide it too), and everything from the game-over
+  table on.
 
 Private places (a private thread per seat, cogs/places.py) are audited after every
 move too: exactly the seat's holder among the players is a member of and can view it
@@ -133,9 +134,8 @@ class Knowledge:
             for q in state.players:
                 if q.role is not None and knows(p, q):
                     self.private[p.uid].add((q.uid, str(q.role)))
-            if not p.alive and p.death is not None and (
-                    reveal or p.death.cause == "gas_chamber"):
-                self.public.add(mine)
+            if not p.alive and p.death is not None and reveal:
+                self.public.add(mine)  # the gas chamber too: hidden roles hide it (issue 16)
             for n in p.notices:
                 if n.kind not in ("check", "shared_check"):
                     continue
@@ -511,7 +511,7 @@ async def test_no_role_leaks_in_a_whole_game(h: Harness, monkeypatch: pytest.Mon
     if setup.create.get("crypto"):
         assert agents.anon_checked + agents.whispers > 0
     reveal = state.options.reveal_roles
-    dead_hidden = [p for p in state.players if p.death and p.death.cause != "gas_chamber"]
+    dead_hidden = [p for p in state.players if p.death]
     if not reveal and dead_hidden:
         # nothing public named a dead player's role before the table
         told = audit.knowledge.public - audit.knowledge.revealed
