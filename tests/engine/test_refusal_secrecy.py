@@ -26,7 +26,7 @@ from core.engine import apply
 from core.errors import RuleError
 from core.events import Event
 from core.rules.crypto import roles_in_game
-from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, SPELL_PRICES, attacker_kinds
+from core.rules.shop import DAY_SPELLS, ITEMS, SPELL_PRICES, attacker_kinds
 from core.sim import MASTER, Table, random_phase
 from core.state import GameState, Options
 from core.visibility import card, public_view
@@ -112,14 +112,20 @@ def commands_for(state: GameState, sender: int, other: int, at: datetime
     }
     for spell in sorted(SPELL_PRICES):
         out[f"cast_{spell}"] = lambda t, s=spell: c.Cast(spell=s, target=t, **base)
-    for spell in sorted(NIGHT_SPELLS):
+    for spell in sorted(SPELL_PRICES):  # evening orders: "if X is (not) hanged"
         out[f"cast_{spell}_if"] = lambda t, s=spell: c.Cast(spell=s, target=other,
                                                              if_hanged=t, **base)
+        out[f"cast_{spell}_unless"] = lambda t, s=spell: c.Cast(spell=s, target=other,
+                                                                 unless_hanged=t, **base)
+        out[f"cast_{spell}_nobody"] = lambda t, s=spell: c.Cast(spell=s, target=t,
+                                                                 if_nobody_hanged=True, **base)
     kinds = attacker_kinds(state)
     for item in ITEMS:
         against = kinds[0] if item == "protection" and kinds else None
         out[f"buy_{item}_if"] = lambda t, i=item, a=against: c.Buy(item=i, against=a,
                                                                     if_hanged=t, **base)
+        out[f"buy_{item}_unless"] = lambda t, i=item, a=against: c.Buy(
+            item=i, against=a, unless_hanged=t, **base)
     assert set(SPELL_PRICES) >= DAY_SPELLS
     return out
 
