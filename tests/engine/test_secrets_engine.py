@@ -112,6 +112,9 @@ def test_the_master_cannot_join_and_bots_cannot_sit() -> None:
     with pytest.raises(RuleError) as err:
         g.do(c.Replace(by=MASTER, at=g.tick(), old=g.id("C1"), new=MASTER, name="M"))
     assert err.value.code == "master_cannot_play"
+    with pytest.raises(RuleError) as err:  # nor may a bot wait on the standby list
+        g.do(c.Standby(by=778, at=g.tick(), name="Bot", bot=True))
+    assert err.value.code == "bot_cannot_play"
 
 
 
