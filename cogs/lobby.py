@@ -23,10 +23,11 @@ from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 
 # The posting permissions are needed to DENY them to the dead in their team channels
-# (a bot can set only the permissions it holds: cogs/overwrites.py).
+# (a bot can set only the permissions it holds: cogs/overwrites.py). Files and links
+# need a message, which Send Messages (always denied) already forbids.
 REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_links",
                      "view_channel", "create_private_threads", "send_messages_in_threads",
-                     "manage_threads", "create_public_threads", "add_reactions", "attach_files")
+                     "manage_threads", "create_public_threads", "add_reactions")
 REQUIRED_TO_CREATE = ("send_messages", "embed_links", "view_channel")
 
 

@@ -94,7 +94,7 @@ async def test_a_dead_mafiosos_overwrite_denies_every_way_of_posting(h: Harness)
     for name in POSTING:
         assert getattr(denied, name) == getattr(held, name), name
     for name in ("send_messages", "send_messages_in_threads", "create_public_threads",
-                 "create_private_threads", "add_reactions", "attach_files", "embed_links"):
+                 "create_private_threads", "add_reactions"):  # held whenever a game starts
         assert getattr(denied, name), name
     assert allowed.view_channel and allowed.read_message_history
     effective = h.permissions_in(dead, channel.id)
