@@ -38,6 +38,7 @@ from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
 from core.visibility import living_choices
 
 from .overwrites import member_overwrite
+from .places import PLACES_KINDS, Places, is_place_key, ping_args
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, pack, split_embed
 from .ui.lobby import signup_embed
