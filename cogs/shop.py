@@ -11,11 +11,12 @@ from discord.app_commands import Choice, Range
 from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
+from core.narrate import attacker_name, item_name
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds, parse_attacker
 from core.storage import wallets
 
 from .base import GameCog, PlayerArg, parse_player
-from .ui.render import attacker_name, shop_embed
+from .ui.render import shop_embed
 from .ui.text import L, command_kwargs, localized, user_lang
 
 ITEM_CHOICES = [Choice(name=L(f"item.{i}.name"), value=i) for i in ITEMS]
@@ -27,8 +28,10 @@ class Shop(GameCog):
     @app_commands.command(**command_kwargs("shop"))
     @app_commands.guild_only()
     async def shop(self, interaction: discord.Interaction[Any]) -> None:
-        info = await self.game_here(interaction)
+        info = await self.game_here(interaction, finished=True)
         state = await self.service.state(info.id)
+        if state.over:  # the channel's last game: say it is over, not "no game here"
+            raise RuleError("game_over")
         if not state.options.shop:
             raise RuleError("module_off", module="shop")
         balance = (await wallets.balances(None, info.guild_id, [interaction.user.id])).get(
@@ -56,8 +59,10 @@ class Shop(GameCog):
         lang = user_lang(interaction)
         key = "shop.bought" if any(e.kind == "purchase" for e in applied.events) \
             else "shop.ordered"
-        await interaction.response.send_message(t(key, lang, item=t(f"item.{item}.name", lang)),
-                                                ephemeral=True)
+        against = next((e.data.get("against") for e in applied.events
+                        if e.kind in ("purchase", "buy_ordered")), None)
+        await interaction.response.send_message(
+            t(key, lang, item=item_name(item, against, lang)), ephemeral=True)
 
     @buy.autocomplete("target")
     async def buy_target(self, interaction: discord.Interaction[Any], value: str

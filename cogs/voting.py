@@ -74,9 +74,11 @@ class Voting(GameCog):
     @app_commands.command(**command_kwargs("votes"))
     @app_commands.guild_only()
     async def votes(self, interaction: discord.Interaction[Any]) -> None:
-        info = await self.game_here(interaction)
+        info = await self.game_here(interaction, finished=True)
         state, view = await self.view(info)
         lang = user_lang(interaction)
+        if state.over:  # the channel's last game: say it is over, not "no game here"
+            raise RuleError("game_over")
         if state.phase.value != "day" or state.number == 0:
             await interaction.response.send_message(t("votes.not_voting", lang), ephemeral=True)
             return

@@ -33,6 +33,32 @@ def team_name(team: str, lang: str) -> str:
     return t(f"team.{team}", lang)
 
 
+def attacker_name(kind: str, lang: str) -> str:
+    """Who a protection is against, in the genitive: "Защита от клана 1 / от убийцы"."""
+    if kind.startswith("mafia:"):
+        return t("attacker.clan", lang, number=kind.split(":")[1])
+    return t(f"role.{kind}.genitive", lang)
+
+
+def item_name(kind: str, against: str | None, lang: str) -> str:
+    """An item or spell by its full name: "Protection from the killer", not "Protection from…"."""
+    if kind == "protection" and against:
+        return t("item.protection.name_against", lang, attacker=attacker_name(against, lang))
+    if has_key(f"item.{kind}.name"):
+        return t(f"item.{kind}.name", lang)
+    return t(f"spell.{kind}.name", lang)
+
+
+def duration(minutes: int, lang: str) -> str:
+    """A phase length as people say it: "24 ч", "1 ч 30 мин", "45 мин" (not 1440 minutes)."""
+    hours, rest = divmod(int(minutes), 60)
+    if hours and rest:
+        return t("words.duration.hours_minutes", lang, hours=hours, minutes=rest)
+    if hours:
+        return t("words.duration.hours", lang, hours=hours)
+    return t("words.duration.minutes", lang, minutes=rest)
+
+
 def votes(halves: int, lang: str) -> str:
     return t("vote.count", lang, count=halves / 2 if halves % 2 else halves // 2)
 
@@ -61,11 +87,13 @@ def params(event: Event, names: Names, lang: str, when: When = _iso_minutes) -> 
         out["total"] = votes(data["total"], lang)
     if isinstance(data.get("module"), str):
         out["module"] = t(f"signup.module.{data['module']}", lang)
+    against = data.get("against")
     for key in ("item", "spell"):  # an evening purchase may be an item or a night spell
         value = data.get(key)
         if isinstance(value, str):
-            out[key] = t(f"item.{value}.name" if has_key(f"item.{value}.name")
-                         else f"spell.{value}.name", lang)
+            out[key] = item_name(value, against if isinstance(against, str) else None, lang)
+    if isinstance(data.get("minutes"), int):
+        out["minutes"] = duration(data["minutes"], lang)
     return out
 
 
@@ -80,8 +108,9 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
     if kind == "morning":
         victims = event.data["victims"]
         removed = event.data.get("removed", [])
-        if not victims and not removed:
-            return t("event.morning.quiet", lang, **p)
+        if not victims and not removed:  # "everybody is alive" is false if someone left
+            key = "words.morning.no_kills" if event.data.get("left") else "event.morning.quiet"
+            return t(key, lang, **p)
         lines = [t("event.morning.head" if victims else "event.morning.removed_only", lang, **p)]
         for v in victims:
             lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
@@ -120,6 +149,9 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return t("event.cancelled", lang)
     if kind == "vote_cast" and event.data.get("ghost"):
         return t("event.vote_cast_ghost", lang, **p)
+    if kind == "buy_done":
+        key = "words.buy_done_if" if event.data.get("if_hanged") else "words.buy_done"
+        return t(key, lang, **p)
     if kind == "player_died" and event.data.get("role") is None:
         return t("event.player_died_hidden", lang, **p)
     return t(f"event.{kind}", lang, **p)
@@ -141,9 +173,9 @@ def _day_result(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str
     if hanged is None:
         lines.append(t("event.day_result.nobody", lang))
     else:
+        # The hanging itself is announced once, by the player_died event that follows.
         if event.data.get("tied"):
             lines.append(t("event.day_result.tie", lang, name=names(hanged)))
-        lines.append(t("event.day_result.hanged", lang, name=names(hanged)))
     return "\n".join(lines)
 
 

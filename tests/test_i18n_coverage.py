@@ -31,7 +31,6 @@ from cogs.economy import reason_text
 from cogs.lobby import REQUIRED_TO_CREATE, REQUIRED_TO_START
 from cogs.ui.lobby import MODULES, SHOWN_OPTIONS, signup_embed
 from cogs.ui.render import (
-    attacker_name,
     card_embed,
     notice_text,
     payout_table,
@@ -45,7 +44,7 @@ from core.desk import desk_text
 from core.errors import RuleError
 from core.events import Event
 from core.i18n import has_key, keys, t
-from core.narrate import describe, describe_error
+from core.narrate import attacker_name, describe, describe_error
 from core.rules.economy import ledger_entries
 from core.rules.phases import GRAVEYARD
 from core.rules.roles import Action, Role, Side
@@ -177,9 +176,11 @@ def notice_kinds() -> Found:
 SPECIAL_EVENTS = {
     "phase_started": ["event.phase_started.day", "event.phase_started.night"],
     "morning": ["event.morning.quiet", "event.morning.head", "event.morning.victim",
-                "event.morning.story"],
+                "event.morning.story", "words.morning.no_kills"],
+    "turn_missed": ["event.turn_missed", "event.turn_missed_removed"],
+    "buy_done": ["words.buy_done", "words.buy_done_if"],
     "day_result": ["event.day_result.head", "event.day_result.row", "event.day_result.nobody",
-                   "event.day_result.tie", "event.day_result.hanged"],
+                   "event.day_result.tie"],
     "game_over": ["event.game_over.head", "event.game_over.draw", "event.game_over.row",
                   "event.game_over.winner"],
     "vote_cast": ["event.vote_cast", "event.vote_cast_ghost"],

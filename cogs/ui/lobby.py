@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 
 from core.i18n import t
-from core.narrate import role_name, team_name
+from core.narrate import duration, role_name, team_name
 from core.rules.setup import composition_for
 from core.state import GameState, PhaseKind
 
@@ -26,7 +26,8 @@ def signup_embed(state: GameState, lang: str) -> discord.Embed:
     o = state.options
     embed.add_field(name=t("status.master", lang), value=mention(state.master), inline=True)
     embed.add_field(name=t("signup.phases", lang), value=t(
-        "signup.phase_lengths", lang, day=o.day_minutes, night=o.night_minutes), inline=True)
+        "signup.phase_lengths", lang, day=duration(o.day_minutes, lang),
+        night=duration(o.night_minutes, lang)), inline=True)
     modules = [t(f"signup.module.{m}", lang) for m in MODULES if getattr(o, m)]
     embed.add_field(name=t("signup.modules", lang),
                     value=", ".join(modules) or t("signup.base_only", lang), inline=False)

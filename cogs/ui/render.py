@@ -8,7 +8,7 @@ import discord
 
 from core.events import Event
 from core.i18n import t
-from core.narrate import describe, role_name, team_name, votes
+from core.narrate import describe, item_name, role_name, team_name, votes
 from core.rules.roles import info
 from core.rules.shop import catalogue
 from core.state import GameState, PhaseKind
@@ -91,7 +91,9 @@ def status_embed(view: PublicView, lang: str) -> discord.Embed:
     if view.deadline is not None:
         embed.add_field(name=t("status.deadline", lang), value=when(view.deadline), inline=False)
     living = " ".join(mention(u) for u in view.living) or "—"
-    embed.add_field(name=t("status.living", lang, count=len(view.living)), value=living,
+    # In signup nobody is "alive" yet: the list is of the players who signed up.
+    head = "words.status.signed_up" if view.phase is PhaseKind.SIGNUP else "status.living"
+    embed.add_field(name=t(head, lang, count=len(view.living)), value=living,
                     inline=False)
     if view.dead:
         dead = "\n".join(
@@ -207,19 +209,6 @@ def notice_text(kind: str, data: dict[str, Any], night: int, lang: str) -> str:
         sig = data.get("signature")
         params["signature"] = role_name(sig, lang) if sig else t("anon.unsigned", lang)
     return t(key, lang, night=night, **params)
-
-
-def item_name(kind: str, against: str | None, lang: str) -> str:
-    if kind == "protection" and against:
-        return t("item.protection.name_against", lang, attacker=attacker_name(against, lang))
-    return t(f"item.{kind}.name", lang)
-
-
-def attacker_name(kind: str, lang: str) -> str:
-    """Who a protection is against, in the genitive: "Защита от клана 1 / от убийцы"."""
-    if kind.startswith("mafia:"):
-        return t("attacker.clan", lang, number=kind.split(":")[1])
-    return t(f"role.{kind}.genitive", lang)
 
 
 def shop_embed(state: GameState, uid: int, lang: str, balance: int) -> discord.Embed:

@@ -246,8 +246,13 @@ def end_night(ctx: Ctx, at: datetime) -> None:
         p = state.player(uid)
         return {"uid": uid, "role": str(p.role) if reveal and p is not None else None}
 
+    # Who else left the game this night (removed by the master): the morning must not
+    # say "everybody is alive" then.
+    left = sorted(p.uid for p in state.players if p.death is not None
+                  and p.death.phase is PhaseKind.NIGHT and p.death.number == state.number
+                  and p.uid not in victims and p.uid not in removed)
     ctx.emit("morning", number=state.number + 1, stories=result.stories,
-             victims=[row(v) for v in victims], removed=[row(u) for u in removed])
+             victims=[row(v) for v in victims], removed=[row(u) for u in removed], left=left)
     for uid in gassed:
         kill(ctx, uid, "gas_chamber")
     if not finish_if_won(ctx):

@@ -135,7 +135,8 @@ def helpless_now(state: GameState, uid: int) -> bool:
     return night is not None and state.number <= night and not state.over
 
 
-def charge(ctx: Ctx, uid: int, cost: int, what: str, funds: dict[int, int]) -> None:
+def charge(ctx: Ctx, uid: int, cost: int, what: str, funds: dict[int, int],
+           against: str | None = None) -> None:
     """Take lira for a purchase, or refuse (nothing changes)."""
     state = ctx.state
     if helpless_now(state, uid):
@@ -149,9 +150,9 @@ def charge(ctx: Ctx, uid: int, cost: int, what: str, funds: dict[int, int]) -> N
         raise RuleError("spending_cap", cap=cap, left=cap - spent)
     state.spent[uid] = spent + cost
     funds[uid] = have - cost
-    ctx.emit("purchase", Audience.to(uid), uid=uid, item=what, cost=cost)
+    ctx.emit("purchase", Audience.to(uid), uid=uid, item=what, cost=cost, against=against)
     ctx.emit("desk_purchase", Audience.master(), uid=uid, item=what, cost=cost,
-             spent=state.spent[uid], cap=cap)
+             spent=state.spent[uid], cap=cap, against=against)
 
 
 def _module_on(state: GameState) -> None:
@@ -188,7 +189,7 @@ def _check_item(state: GameState, buyer: Player, item: str, against: str | None)
 def _give_item(ctx: Ctx, buyer: Player, item: str, against: str | None,
                funds: dict[int, int]) -> None:
     state = ctx.state
-    charge(ctx, buyer.uid, price(state, buyer.uid, item, against), item, funds)
+    charge(ctx, buyer.uid, price(state, buyer.uid, item, against), item, funds, against)
     if item == "protection" and against:
         state.armour.setdefault(buyer.uid, []).append(against)
     state.inventory.setdefault(buyer.uid, []).append(Item(kind=item, against=against))
@@ -214,10 +215,11 @@ def _order(ctx: Ctx, buyer: Player, what: str, against: str | None, target: int 
                                     if_nobody_hanged=cond.nobody, day=state.number,
                                     seq=state.seq))
     ctx.emit("buy_ordered", Audience.to(buyer.uid), item=what, if_hanged=cond.hanged,
-             unless_hanged=cond.not_hanged, if_nobody_hanged=cond.nobody, target=target)
+             unless_hanged=cond.not_hanged, if_nobody_hanged=cond.nobody, target=target,
+             against=against)
     ctx.emit("desk_buy_ordered", Audience.master(), uid=buyer.uid, item=what,
              if_hanged=cond.hanged, unless_hanged=cond.not_hanged,
-             if_nobody_hanged=cond.nobody, target=target)
+             if_nobody_hanged=cond.nobody, target=target, against=against)
 
 
 def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
@@ -232,9 +234,10 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
         cond = Condition(hanged=order.if_hanged, not_hanged=order.unless_hanged,
                          nobody=order.if_nobody_hanged)
         if not cond.holds(hanged):
-            ctx.emit("buy_skipped", Audience.to(order.uid), item=order.what)
+            ctx.emit("buy_skipped", Audience.to(order.uid), item=order.what,
+                     against=order.against)
             ctx.emit("desk_buy_skipped", Audience.master(), uid=order.uid, item=order.what,
-                     if_hanged=order.if_hanged)
+                     if_hanged=order.if_hanged, against=order.against)
             continue
         try:
             if order.what in DAY_SPELLS:
@@ -249,9 +252,14 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
             else:
                 _give_item(ctx, buyer, order.what, order.against, funds)
         except RuleError as err:
-            ctx.emit("buy_failed", Audience.to(order.uid), item=order.what, code=err.code)
+            ctx.emit("buy_failed", Audience.to(order.uid), item=order.what, code=err.code,
+                     against=order.against)
             ctx.emit("desk_buy_failed", Audience.master(), uid=order.uid, item=order.what,
-                     code=err.code, params=dict(err.params))
+                     code=err.code, params=dict(err.params), against=order.against)
+            continue
+        # The order given in the day is confirmed when carried out (naming its condition).
+        ctx.emit("buy_done", Audience.to(order.uid), item=order.what, against=order.against,
+                 if_hanged=order.if_hanged, target=order.target)
 
 
 # --- spells ---------------------------------------------------------------------------
