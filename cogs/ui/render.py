@@ -147,6 +147,9 @@ def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
         if card.rank is not None:
             side += " · " + t("card.rank", lang, rank=card.rank)
     embed.add_field(name=t("card.side", lang), value=side, inline=True)
+    if card.alive:  # what the player does and when, the honest citizen included
+        embed.add_field(name=t("help.card.duty", lang), value=t(f"help.role.{card.role}.duty",
+                                                                 lang), inline=False)
     embed.add_field(name=t("card.state", lang),
                     value=t("term.alive" if card.alive else "term.dead", lang), inline=True)
     if card.mates:

@@ -1,0 +1,95 @@
+"""Help for players: /help (this game, what you can do now, the commands) and /rules.
+
+Both are ephemeral and in the reader's language. What the reader may do now
+comes from core.guide; the rules' words from the catalogue (`help.*`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Choice
+
+from core.errors import RuleError
+from core.guide import guide, topic_ids
+
+from .base import MAX_CHOICES, GameCog, is_admin
+from .ui.help import command_label, help_embeds, rules_embeds, topic_title
+from .ui.text import command_kwargs, localized, user_lang
+
+
+def tree_commands(tree: app_commands.CommandTree[Any]) -> list[str]:
+    """Every slash command path of the tree ("game join"), in registration order."""
+    out: list[str] = []
+    for command in tree.walk_commands():
+        if isinstance(command, app_commands.Command):
+            out.append(command.qualified_name)
+    return out
+
+
+async def send_pages(interaction: discord.Interaction[Any],
+                     messages: list[list[discord.Embed]]) -> None:
+    """Ephemeral replies: the first answers the interaction, the rest follow it."""
+    none = discord.AllowedMentions.none()
+    first, *rest = messages
+    await interaction.response.send_message(embeds=first, ephemeral=True, allowed_mentions=none)
+    for embeds in rest:
+        await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=none)
+
+
+class Help(GameCog):
+    @app_commands.command(**command_kwargs("help"))
+    async def help(self, interaction: discord.Interaction[Any]) -> None:
+        lang = user_lang(interaction)
+        state = None
+        try:
+            info = await self.game_here(interaction, finished=True)
+            state = await self.service.state(info.id)
+        except RuleError:
+            pass  # no game here: the general help
+        g = guide(state, interaction.user.id, admin=is_admin(interaction))
+        existing = tree_commands(self.bot.tree)
+        await send_pages(interaction, help_embeds(
+            g, [c for c in g.commands if c in existing], existing, lang))
+
+    @app_commands.command(**command_kwargs("rules"))
+    @localized("rules", "topic")
+    async def rules(self, interaction: discord.Interaction[Any], topic: str | None = None
+                    ) -> None:
+        lang = user_lang(interaction)
+        chosen = _match_topic(topic, lang) if topic else None
+        if topic and chosen is None:
+            raise RuleError("help_unknown_topic", name=topic[:50])
+        await send_pages(interaction, rules_embeds(chosen, lang))
+
+    @rules.autocomplete("topic")
+    async def rules_topic(self, interaction: discord.Interaction[Any], value: str
+                          ) -> list[Choice[str]]:
+        lang = user_lang(interaction)
+        typed = value.casefold().strip()
+        titles = [(topic_title(tid, lang), tid) for tid in topic_ids()]
+        found = [(title, tid) for title, tid in titles if typed in title.casefold()]
+        found.sort(key=lambda pair: not pair[0].casefold().startswith(typed))  # stable
+        return [Choice(name=title[:100], value=tid) for title, tid in found][:MAX_CHOICES]
+
+
+def _match_topic(text: str, lang: str) -> str | None:
+    """A topic id (what autocomplete sends) or its title typed by hand, in either language."""
+    ids = topic_ids()
+    if text in ids:
+        return text
+    folded = text.casefold().strip()
+    for tid in ids:
+        if folded in (topic_title(tid, lang).casefold(), topic_title(tid, "en").casefold(),
+                      topic_title(tid, "ru").casefold(), tid.split(":", 1)[1]):
+            return tid
+    return None
+
+
+__all__ = ["Help", "command_label", "tree_commands"]
+
+
+async def setup(bot: Any) -> None:
+    await bot.add_cog(Help(bot))

@@ -1,0 +1,180 @@
+"""/help and /rules as embeds, within Discord's limits by construction.
+
+A description holds at most 4,096 characters and a field 1,024; a message at
+most 10 embeds and 6,000 characters in all. Long texts are cut at line (or
+word) boundaries into several embeds, and embeds into several messages.
+"""
+
+from __future__ import annotations
+
+import discord
+
+from core.guide import OPTIONS, Guide, price_of, role_facts, spell_time, topic_ids
+from core.i18n import has_key, t
+from core.narrate import role_name
+from core.rules.roles import Role
+
+DESCRIPTION_LIMIT = 4096
+FIELD_LIMIT = 1024
+MESSAGE_LIMIT = 6000
+EMBEDS_PER_MESSAGE = 10
+COLOUR = discord.Colour.blurple()
+
+
+def chunks(text: str, limit: int) -> list[str]:
+    """`text` in pieces of at most `limit` characters, cut at a line, else a word."""
+    out: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        cut = rest.rfind("\n", 0, limit)
+        if cut <= 0:
+            cut = rest.rfind(" ", 0, limit)
+        if cut <= 0:
+            cut = limit
+        out.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest or not out:
+        out.append(rest)
+    return out
+
+
+def pack(embeds: list[discord.Embed]) -> list[list[discord.Embed]]:
+    """Embeds grouped into messages: at most 10 and 6,000 characters per message."""
+    messages: list[list[discord.Embed]] = []
+    size = 0
+    for embed in embeds:
+        n = len(embed)
+        if not messages or len(messages[-1]) >= EMBEDS_PER_MESSAGE or size + n > MESSAGE_LIMIT:
+            messages.append([])
+            size = 0
+        messages[-1].append(embed)
+        size += n
+    return messages
+
+
+def _add_field(embed: discord.Embed, name: str, value: str) -> list[discord.Embed]:
+    """Add a field; a value over 1,024 characters continues in further fields."""
+    for i, part in enumerate(chunks(value, FIELD_LIMIT)):
+        embed.add_field(name=name if i == 0 else "\u200b", value=part or "—", inline=False)
+    return [embed]
+
+
+def _text_embeds(title: str, text: str) -> list[discord.Embed]:
+    parts = chunks(text, DESCRIPTION_LIMIT)
+    return [discord.Embed(title=title if i == 0 else None, description=part, colour=COLOUR)
+            for i, part in enumerate(parts)]
+
+
+# --- commands -------------------------------------------------------------------------
+def command_label(path: str, lang: str) -> str:
+    """A command as the reader types it: "/game join" or, in Russian, "/игра записаться"."""
+    words, key = [], "cmd"
+    for part in path.split():
+        key = f"{key}.{part}"
+        words.append(t(f"{key}.name", lang) if has_key(f"{key}.name", "en") else part)
+    return "/" + " ".join(words)
+
+
+def command_description(path: str, lang: str) -> str:
+    key = "cmd." + ".".join(path.split()) + ".description"
+    return t(key, lang) if has_key(key, "en") else ""
+
+
+# --- /help ----------------------------------------------------------------------------
+def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
+                ) -> list[list[discord.Embed]]:
+    """The reader's help: the game in plain words, what to do now, the commands."""
+    if g.has_game:
+        head = discord.Embed(title=t("help.game", lang, title=g.title), colour=COLOUR,
+                             description=t("help.intro", lang))
+        assert g.phase is not None
+        head.add_field(name=t("help.field.phase", lang),
+                       value=t(f"status.phase.{g.phase}", lang, number=g.number), inline=True)
+        modules = [t(f"signup.module.{m}", lang) for m in g.modules]
+        head.add_field(name=t("help.field.modules", lang),
+                       value=", ".join(modules) or t("signup.base_only", lang), inline=True)
+        options = "\n".join(t(f"signup.option.{o}.{'on' if g.options.get(o) else 'off'}", lang)
+                            for o in OPTIONS)
+        _add_field(head, t("help.field.options", lang), options)
+    else:
+        head = discord.Embed(title=t("help.title", lang), colour=COLOUR,
+                             description=t("help.no_game", lang) + "\n\n" + t("help.intro", lang))
+    now = [t(f"help.duty.{d}", lang) for d in g.duties]
+    if g.role is not None:
+        now.insert(0, t("help.role_line", lang, role=role_name(str(g.role), lang)))
+    if now:
+        _add_field(head, t("help.field.now", lang), "\n".join(now))
+    if mine:
+        _add_field(head, t("help.field.yours", lang),
+                   ", ".join(command_label(c, lang) for c in mine))
+    rows = [t("help.command_row", lang, command=command_label(c, lang),
+              description=command_description(c, lang)) for c in existing]
+    embeds = [head]
+    for i, part in enumerate(chunks("\n".join(rows), DESCRIPTION_LIMIT)):
+        embeds.append(discord.Embed(title=t("help.field.all", lang) if i == 0 else None,
+                                    description=part, colour=COLOUR))
+    embeds[-1].set_footer(text=t("help.more", lang))
+    return pack(embeds)
+
+
+# --- /rules ---------------------------------------------------------------------------
+def topic_title(tid: str, lang: str) -> str:
+    kind, name = tid.split(":", 1)
+    if kind == "role":
+        return role_name(name, lang)
+    if kind == "item":
+        return t("help.rules.protection", lang) if name == "protection" \
+            else t(f"item.{name}.name", lang)
+    if kind == "spell":
+        return t(f"spell.{name}.name", lang)
+    return t(f"help.topic.{name}.title", lang)
+
+
+def topic_text(tid: str, lang: str) -> str:
+    """The rules of one topic as implemented, from the catalogue."""
+    kind, name = tid.split(":", 1)
+    if kind == "role":
+        facts = role_facts(Role(name))
+        lines = [t(f"role.{name}.power", lang), t(f"help.role.{name}.duty", lang),
+                 t("help.rules.side", lang, side=t(f"side.{facts.side}.name", lang),
+                   goal=t(f"side.{facts.side}.goal", lang))]
+        if facts.action is not None:
+            lines.append(t("help.rules.first_night", lang, action=t(f"action.{facts.action}",
+                                                                     lang),
+                           night=facts.first_night))
+        else:
+            lines.append(t("help.rules.no_move", lang))
+        if facts.in_clan:
+            lines.append(t("help.rules.in_clan", lang))
+        if facts.extra:
+            lines.append(t("help.rules.module", lang))
+        return "\n\n".join(lines)
+    if kind in ("item", "spell"):
+        price = price_of(name) or 0
+        lira = t("currency.lira", lang, count=price)
+        when = "item" if kind == "item" else spell_time(name)
+        lines = [t(f"{kind}.{name}.effect", lang),
+                 t("help.rules.price_protection" if name == "protection" else "help.rules.price",
+                   lang, price=lira),
+                 t(f"help.rules.when.{when}", lang), t("help.rules.needs_shop", lang)]
+        return "\n\n".join(lines)
+    return t(f"help.topic.{name}.text", lang)
+
+
+def rules_embeds(tid: str | None, lang: str) -> list[list[discord.Embed]]:
+    """One topic's page, or (no topic) the index of every topic."""
+    if tid is not None:
+        return pack(_text_embeds(t("help.rules.title", lang, topic=topic_title(tid, lang)),
+                                 topic_text(tid, lang)))
+    embed = discord.Embed(title=t("help.rules.index_title", lang), colour=COLOUR,
+                          description=t("help.rules.index_hint", lang))
+    groups: dict[str, list[str]] = {}
+    for topic in topic_ids():
+        groups.setdefault(topic.split(":", 1)[0], []).append(topic_title(topic, lang))
+    for kind, titles in groups.items():
+        _add_field(embed, t(f"help.rules.group.{kind}s", lang), ", ".join(titles))
+    return pack([embed])
+
+
+__all__ = ["chunks", "command_label", "help_embeds", "pack", "rules_embeds",
+           "topic_text", "topic_title"]

@@ -1,0 +1,206 @@
+"""Help for players: what the reader may do now, and the rules reference's topics.
+
+Pure functions over the game state, so /help and /rules say the same as the
+engine: the commands listed are the ones the rules would accept from this
+reader in this phase (their words come from the catalogue, `help.*`). The
+guide is built from what the reader already knows (his own card and the public
+view): it never tells one player anything about another's role.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from core.rules.roles import Action, Role, Side, info
+from core.rules.shop import (
+    DAY_SPELLS,
+    ITEM_PRICES,
+    ITEMS,
+    NIGHT_SPELLS,
+    PROTECTION_BASE,
+    SPELL_PRICES,
+)
+from core.rules.voting import base_weight, current_votes
+from core.state import GameState, PhaseKind
+from core.visibility import card
+
+MODULES = ("extra_roles", "currency", "shop", "crypto")
+#: Master options shown in plain words (catalogue `signup.option.<id>.on|off`).
+OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
+           "master_sees_anon", "archive_channels", "graveyard")
+#: General topics of /rules (catalogue `help.topic.<id>.title|text`), in reading order.
+TOPICS = ("sides", "phases", "voting", "night_order", "inactivity", "currency", "payouts",
+          "shop", "crypto", "master")
+
+
+class Guide(BaseModel):
+    """What /help shows one reader: the game in plain words and what he can do now."""
+
+    has_game: bool = False
+    title: str = ""
+    phase: PhaseKind | None = None
+    number: int = 0
+    modules: list[str] = Field(default_factory=list)
+    options: dict[str, bool] = Field(default_factory=dict)
+    master: bool = False
+    player: bool = False
+    alive: bool = False
+    role: Role | None = None
+    #: What the phase asks of the reader (catalogue `help.duty.<id>`), most urgent first.
+    duties: list[str] = Field(default_factory=list)
+    #: Command paths the reader may use now ("vote", "game join", "master advance").
+    commands: list[str] = Field(default_factory=list)
+
+
+ALWAYS = ["help", "rules", "profile"]
+
+
+def guide(state: GameState | None, uid: int, *, admin: bool = False) -> Guide:
+    """The reader's guide; `state` is None in a channel without a game."""
+    if state is None:
+        return Guide(duties=["no_game"], commands=["game create", *ALWAYS])
+    g = Guide(has_game=True, title=state.title, phase=state.phase, number=state.number,
+              modules=[m for m in MODULES if getattr(state.options, m)],
+              options={o: bool(getattr(state.options, o)) for o in OPTIONS})
+    seat = state.player(uid)
+    g.master = uid == state.master or admin
+    g.player = seat is not None
+    g.alive = seat is not None and seat.alive
+    if seat is not None and state.phase is not PhaseKind.SIGNUP:
+        g.role = seat.role
+    cmds: list[str] = ["game status"]
+    duties: list[str] = []
+    phase = state.phase
+    if g.master:
+        duties.append("master_signup" if phase is PhaseKind.SIGNUP else
+                      "master_over" if state.over else "master_run")
+        cmds += _master_commands(state)
+    if phase is PhaseKind.SIGNUP:
+        if seat is None and uid != state.master:
+            duties.append("signup_join")
+            cmds.append("game join")
+        elif seat is not None:
+            duties.append("signup_wait")
+            cmds.append("game leave")
+    elif state.over:
+        if seat is not None:
+            duties.append("game_over")
+            cmds.append("role")
+            if state.options.currency:
+                cmds.append("thank")
+    elif seat is None:
+        if not g.master:
+            duties.append("spectator")
+    else:
+        duties += _player_duties(state, uid)
+        cmds += _player_commands(state, uid)
+    if state.options.currency and seat is not None:
+        cmds.append("wallet")
+    g.duties = duties
+    g.commands = list(dict.fromkeys(cmds + ALWAYS))
+    return g
+
+
+def _master_commands(state: GameState) -> list[str]:
+    if state.phase is PhaseKind.SIGNUP:
+        return ["game setup", "game options", "game start", "game cancel"]
+    if state.over:
+        return []
+    out = ["master advance", "master extend", "master kick", "master log", "master replace",
+           "master prod", "game cancel"]
+    if state.options.currency:
+        out.insert(3, "master bonus")
+    return out
+
+
+def _player_duties(state: GameState, uid: int) -> list[str]:
+    seat = state.player(uid)
+    assert seat is not None
+    mine = card(state, uid)
+    day = state.phase is PhaseKind.DAY
+    out: list[str] = []
+    if not seat.alive:
+        out.append("dead")
+        if day and state.number > 0 and base_weight(state, uid):
+            out.append("ghost_vote")
+        return out
+    if day and state.number == 0:
+        out.append("checked_in" if seat.checked_in else "checkin")
+    elif day:
+        out.append("voted" if uid in current_votes(state) else "vote")
+    if seat.role is not None and info(seat.role).action is not None:
+        if state.phase is PhaseKind.NIGHT:
+            out.append("night_move" if mine.moves else "no_move_tonight")
+        else:
+            out.append("pre_order")
+    elif state.phase is PhaseKind.NIGHT:
+        out.append("wait_morning")
+    return out
+
+
+def _player_commands(state: GameState, uid: int) -> list[str]:
+    seat = state.player(uid)
+    assert seat is not None
+    day = state.phase is PhaseKind.DAY
+    out = ["role"]
+    if not seat.alive:
+        if day and state.number > 0 and base_weight(state, uid):
+            out += ["vote", "unvote", "votes"]
+        return out
+    role = seat.role
+    if day and state.number == 0 and not seat.checked_in:
+        out.append("checkin")
+    if day and state.number > 0:
+        out += ["vote", "votes"] + ([] if state.options.votes_final else ["unvote"])
+    if role is not None and info(role).action is not None:
+        out.append("night")
+    if role is Role.INVESTIGATOR and state.with_role(Role.SERGEANT):
+        out.append("share")
+    if role is Role.OCCULTIST:
+        out.append("occult exclude")
+    out.append("away")
+    if state.options.shop:
+        out += ["shop", "buy", "cast"]
+    if state.options.crypto:
+        out += ["anon", "whisper"]
+        if state.options.public_moves and role in (Role.INVESTIGATOR, Role.ADVOCATE):
+            out.append("reveal")
+    return out
+
+
+# --- the rules reference --------------------------------------------------------------
+def topic_ids() -> list[str]:
+    """Every /rules topic: roles, items, spells, then the general topics."""
+    return ([f"role:{r}" for r in Role] + [f"item:{i}" for i in ITEMS]
+            + [f"spell:{s}" for s in sorted(DAY_SPELLS | NIGHT_SPELLS | {"shout"})]
+            + [f"topic:{t}" for t in TOPICS])
+
+
+class RoleFacts(BaseModel):
+    """What the rules say of a role, for its /rules page."""
+
+    side: Side
+    action: Action | None
+    first_night: int
+    extra: bool
+    in_clan: bool
+
+
+def role_facts(role: Role) -> RoleFacts:
+    ri = info(role)
+    return RoleFacts(side=ri.side, action=ri.action, first_night=ri.first_night,
+                     extra=ri.extra, in_clan=ri.in_clan)
+
+
+def price_of(kind: str) -> int | None:
+    """The base price of an item or a spell (Protection: its first purchase)."""
+    if kind == "protection":
+        return PROTECTION_BASE
+    return ITEM_PRICES.get(kind, SPELL_PRICES.get(kind))
+
+
+def spell_time(spell: str) -> str:
+    """When a spell is cast: 'day' (on a voting day), 'vote' (with a vote), 'night'."""
+    if spell == "shout":
+        return "vote"
+    return "day" if spell in DAY_SPELLS else "night"
