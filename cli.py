@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from core.i18n import normalize_locale, t
 
@@ -53,7 +54,7 @@ def parser() -> argparse.ArgumentParser:
 
 def simulate(args: argparse.Namespace) -> int:
     from core.desk import DESK_ONLY
-    from core.narrate import describe, team_name
+    from core.narrate import describe, plain, team_name
     from core.sim import play, win_rates
     from core.state import Options
 
@@ -76,11 +77,13 @@ def simulate(args: argparse.Namespace) -> int:
         results = [play(args.seed + i, args.players, options) for i in range(args.games)]
     first = results[0]
     names = {p.uid: p.name for p in first.state.players}
+    names[first.state.master] = t("term.master", lang)
     print(t("cli.simulate.log_head", lang, seed=args.seed, players=args.players))
     for event in first.events:
-        if event.kind in ("joined", "team_changed", "role_dealt") or event.kind in DESK_ONLY:
+        if event.kind in ("joined", "team_changed", "role_dealt") or event.kind in DESK_ONLY \
+                or _told_elsewhere(event):
             continue  # DESK_ONLY: the master's desk feed, a second account of the game
-        text = describe(event, lambda uid: names.get(uid, str(uid)), lang)
+        text = plain(describe(event, lambda uid: names.get(uid, str(uid)), lang))
         if event.public:
             print(text)
         else:
@@ -94,6 +97,8 @@ def simulate(args: argparse.Namespace) -> int:
     for team, count in rates.most_common():
         label = t("cli.simulate.draw", lang) if team == "draw" else t(f"side.{team}.name", lang)
         print(f"  {label:<16} {count:>5}  {100 * count / len(results):5.1f}%")
+    if rates.get("citizens"):
+        print(t("cli.simulate.rates_note", lang))
     return 0
 
 
@@ -158,6 +163,13 @@ def web(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+def _told_elsewhere(event: Any) -> bool:
+    """Lines the log already prints another way: a death is announced publicly (the
+    victim's own notice would repeat it), a missed turn by the master's line naming whose
+    (the player's own warning would repeat it)."""
+    return event.kind in ("you_died", "turn_warning")
 
 
 def _shown(url: str) -> str:

@@ -6,6 +6,7 @@ embeds), so an event reads the same everywhere and every word is localized.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,7 @@ def _iso_minutes(value: str) -> str:
     return value[:16].replace("T", " ") + " UTC"
 
 _PLAYER_KEYS = ("uid", "voter", "target", "actor", "fallback", "previous", "old", "new", "by",
-                "acting", "hanged", "master")
+                "acting", "hanged", "master", "if_hanged", "unless_hanged")
 
 
 def role_name(role: str | None, lang: str) -> str:
@@ -147,10 +148,13 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return t("event.team_changed", lang, **(p | {"members": members}))
     if kind == "cancelled":
         return t("event.cancelled", lang)
+    if kind == "payouts":
+        return payouts_text(event.data, names, lang)
     if kind == "vote_cast" and event.data.get("ghost"):
         return t("event.vote_cast_ghost", lang, **p)
     if kind == "buy_done":
-        key = "words.buy_done_if" if event.data.get("if_hanged") else "words.buy_done"
+        key = "words.buy_done_if" if event.data.get("if_hanged") else \
+            "words.buy_done_unless" if event.data.get("unless_hanged") else "words.buy_done_nobody"
         return t(key, lang, **p)
     if kind == "player_died" and event.data.get("role") is None:
         return t("event.player_died_hidden", lang, **p)
@@ -197,3 +201,38 @@ def describe_error(code: str, data: dict[str, Any], names: Names, lang: str) -> 
     if p.get("acting") is None:
         p["acting"] = "—"
     return t(f"error.{code}", lang, **p)
+
+
+def payouts_text(data: dict[str, Any], names: Names, lang: str,
+                 user: Callable[[str], str] = str) -> str:
+    """The payout table with its figures: one line per player, then the secret bonuses
+    (their reasons are the master's words: `user` escapes them for the medium)."""
+    lines = [t("payouts.head", lang)]
+    by_uid: dict[int, list[dict[str, Any]]] = {}
+    for line in data["lines"]:
+        by_uid.setdefault(line["uid"], []).append(line)
+    for uid, rows in by_uid.items():
+        parts = ", ".join(
+            t(f"payouts.reason.{r['reason']}", lang, count=r["count"], amount=r["amount"])
+            for r in rows)
+        total = sum(r["amount"] for r in rows)
+        lines.append(t("payouts.row", lang, name=names(uid),
+                       total=t("currency.lira", lang, count=total), parts=parts))
+    for bonus in data.get("bonuses", []):
+        if bonus["secret"]:
+            lines.append(t("payouts.secret_bonus", lang, name=names(bonus["uid"]),
+                           amount=t("currency.lira", lang, count=bonus["amount"]),
+                           reason=user(bonus["reason"])))
+    return "\n".join(lines)
+
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
+_QUOTE = re.compile(r"^> ?", re.M)
+_ESCAPE = re.compile(r"\\([\\*_`~|>\[\]()#-])")
+
+
+def plain(text: str) -> str:
+    """Discord Markdown removed, for a console: bold, quotes and escapes become plain."""
+    text = _BOLD.sub(lambda m: m.group(1) or m.group(2), text)
+    text = _QUOTE.sub("  ", text)
+    return _ESCAPE.sub(r"\1", text)

@@ -24,6 +24,37 @@ def test_simulate_prints_a_log_and_win_rates(capsys: pytest.CaptureFixture[str])
     assert "Game over" in out
 
 
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_simulate_log_reads_like_a_console_log(capsys: pytest.CaptureFixture[str],
+                                               lang: str) -> None:
+    """Each hanging once, whose turn was missed, payouts with figures, the citizens' note,
+    no Markdown."""
+    import re
+
+    from core.sim import play
+    from core.state import Options
+
+    assert cli.main(["simulate", "--games", "30", "--players", "12", "--seed", "1",
+                     "--modules", "extra_roles,currency,shop,crypto", "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    first = play(1, 12, Options(extra_roles=True, currency=True, shop=True, crypto=True,
+                                language=lang))
+    names = {p.uid: p.name for p in first.state.players}
+    hanged = [d.hanged for d in first.state.days if d.hanged is not None]
+    assert hanged
+    out_of_game = {"en": " is out", "ru": "из игры"}[lang]
+    for uid in hanged:  # announced by exactly one line (not also by the day's result)
+        assert len([ln for ln in out.splitlines()
+                    if ln.startswith(f"{names[uid]} ") and out_of_game in ln]) == 1
+    assert t("event.you_died", lang, cause="@@").split("@@")[0] not in out
+    missed = t("words.turn_missed_by", lang, uid="@@").split("@@")[1]
+    assert re.search(r"Player\d+" + re.escape(missed), out)
+    assert t("event.turn_missed", lang) not in out
+    assert re.search(r"Player\d+: \d+ \w+ — ", out)  # payouts with figures
+    assert t("cli.simulate.rates_note", lang) in out
+    assert "**" not in out and "\n> " not in out
+
+
 def test_simulate_refuses_an_unknown_module(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["simulate", "--games", "1", "--modules", "chess"]) == 2
     assert "chess" in capsys.readouterr().err

@@ -178,7 +178,7 @@ SPECIAL_EVENTS = {
     "morning": ["event.morning.quiet", "event.morning.head", "event.morning.victim",
                 "event.morning.story", "words.morning.no_kills"],
     "turn_missed": ["event.turn_missed", "event.turn_missed_removed"],
-    "buy_done": ["words.buy_done", "words.buy_done_if"],
+    "buy_done": ["words.buy_done_if", "words.buy_done_unless", "words.buy_done_nobody"],
     "day_result": ["event.day_result.head", "event.day_result.row", "event.day_result.nobody",
                    "event.day_result.tie"],
     "game_over": ["event.game_over.head", "event.game_over.draw", "event.game_over.row",

@@ -8,7 +8,7 @@ import discord
 
 from core.events import Event
 from core.i18n import t
-from core.narrate import describe, item_name, role_name, team_name, votes
+from core.narrate import describe, item_name, payouts_text, role_name, team_name, votes
 from core.rules.roles import info
 from core.rules.shop import catalogue
 from core.state import GameState, PhaseKind
@@ -63,23 +63,7 @@ def reply_embed(event: Event, lang: str) -> discord.Embed:
 
 
 def payout_table(event: Event, lang: str) -> str:
-    lines = [t("payouts.head", lang)]
-    by_uid: dict[int, list[dict[str, Any]]] = {}
-    for line in event.data["lines"]:
-        by_uid.setdefault(line["uid"], []).append(line)
-    for uid, rows in by_uid.items():
-        parts = ", ".join(
-            t(f"payouts.reason.{r['reason']}", lang, count=r["count"], amount=r["amount"])
-            for r in rows)
-        total = sum(r["amount"] for r in rows)
-        lines.append(t("payouts.row", lang, name=mention(uid),
-                       total=t("currency.lira", lang, count=total), parts=parts))
-    for bonus in event.data.get("bonuses", []):
-        if bonus["secret"]:
-            lines.append(t("payouts.secret_bonus", lang, name=mention(bonus["uid"]),
-                           amount=t("currency.lira", lang, count=bonus["amount"]),
-                           reason=user_text(bonus["reason"])))
-    return "\n".join(lines)
+    return payouts_text(event.data, mention, lang, user_text)
 
 
 def status_embed(view: PublicView, lang: str) -> discord.Embed:

@@ -257,9 +257,11 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
             ctx.emit("desk_buy_failed", Audience.master(), uid=order.uid, item=order.what,
                      code=err.code, params=dict(err.params), against=order.against)
             continue
-        # The order given in the day is confirmed when carried out (naming its condition).
-        ctx.emit("buy_done", Audience.to(order.uid), item=order.what, against=order.against,
-                 if_hanged=order.if_hanged, target=order.target)
+        if cond.given:  # a conditional order is confirmed when carried out, with its condition
+            ctx.emit("buy_done", Audience.to(order.uid), item=order.what,
+                     against=order.against, if_hanged=order.if_hanged,
+                     unless_hanged=order.unless_hanged, if_nobody_hanged=order.if_nobody_hanged,
+                     target=order.target)
 
 
 # --- spells ---------------------------------------------------------------------------
