@@ -74,6 +74,7 @@ class MafiaBot(commands.Bot):
         # Nobody is ever pinged unless a message says whom (cogs/ui/markup.py): user text
         # in any message can never ping a member, a role, @everyone or @here.
         kwargs.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        quiet_voice_warnings()
         super().__init__(command_prefix=commands.when_mentioned, intents=intents,
                          tree_cls=MafiaTree, **kwargs)
         self.settings = settings
@@ -97,6 +98,8 @@ class MafiaBot(commands.Bot):
                                    service=self.service,
                                    deliver_batch=self.delivery.deliver_batch)
         self.synced = False
+        self.resumed = 0  # live games found at start-up (their deadlines re-armed)
+        self.announced = False
 
     # --- start and stop -------------------------------------------------------------
     async def setup_hook(self) -> None:
@@ -111,7 +114,9 @@ class MafiaBot(commands.Bot):
         from cogs.desk import DESK_ITEMS
 
         self.add_dynamic_items(*DYNAMIC_ITEMS, *DESK_ITEMS)
+        self.resumed = 0
         for info in await self.service.active_games():
+            self.resumed += 1
             for channel_id in info.private_channels.values():
                 self.private_index[channel_id] = info.id
         await self.scheduler.start()
@@ -119,6 +124,10 @@ class MafiaBot(commands.Bot):
 
     async def on_ready(self) -> None:
         await self.outbox.start()  # guild caches are ready: deliveries can resolve channels
+        if not self.announced:  # on_ready fires again after a reconnect: say it once
+            self.announced = True
+            log.info("%s", ready_line(str(self.user), len(self.guilds), self.resumed,
+                                      console_lang()))
 
     async def close(self) -> None:
         await self.outbox.stop()
@@ -202,9 +211,25 @@ def _route(event: Any) -> bool:
 
 
 # --- entry point --------------------------------------------------------------------
+def console_lang() -> str:
+    return normalize_locale((os.environ.get("LANG") or "en").split(".")[0].replace("_", "-"))
+
+
 def _say(key: str, **params: Any) -> None:
-    lang = normalize_locale((os.environ.get("LANG") or "en").split(".")[0].replace("_", "-"))
-    print(t(key, lang, **params), file=sys.stderr)
+    print(t(key, console_lang(), **params), file=sys.stderr)
+
+
+def ready_line(user: str, guilds: int, games: int, lang: str) -> str:
+    """The one start-up line: "ready as NAME in N guilds, M games resumed"."""
+    return t("cli.started", lang, user=user, guilds=t("words.guilds", lang, count=guilds),
+             games=t("words.games_resumed", lang, count=games))
+
+
+def quiet_voice_warnings() -> None:
+    """A text-only bot needs neither PyNaCl nor davey: discord.py warns once per process
+    (Client.__init__) when they are missing unless VoiceClient's flags are already down."""
+    discord.VoiceClient.warn_nacl = False
+    discord.VoiceClient.warn_dave = False
 
 
 def make_bot(settings: Settings, shard_count: int | None = None,
