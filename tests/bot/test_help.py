@@ -162,3 +162,19 @@ async def test_the_shop_names_what_was_bought_and_the_game_over_is_said(h: Harne
     for command in ("votes", "shop"):
         res = await table.do(buyer, command)
         assert res.ephemeral and res.text == t("error.game_over", "en"), res.text
+
+
+def test_long_texts_are_cut_within_discords_limits() -> None:
+    import discord
+
+    from cogs.ui.help import chunks, pack
+
+    text = "\n".join(f"строка {i} " + "слово " * 30 for i in range(200))
+    parts = chunks(text, 4096)
+    assert len(parts) > 1 and all(len(p) <= 4096 for p in parts)
+    assert " ".join(" ".join(parts).split()) == " ".join(text.split())  # nothing lost
+    assert chunks("x" * 5000, 4096) == ["x" * 4096, "x" * 904]  # no space: a hard cut
+    embeds = [discord.Embed(description=p) for p in parts]
+    messages = pack(embeds)
+    assert sum(len(m) for m in messages) == len(embeds)
+    assert all(len(m) <= 10 and sum(len(e) for e in m) <= 6000 for m in messages)
