@@ -178,3 +178,23 @@ def test_long_texts_are_cut_within_discords_limits() -> None:
     messages = pack(embeds)
     assert sum(len(m) for m in messages) == len(embeds)
     assert all(len(m) <= 10 and sum(len(e) for e in m) <= 6000 for m in messages)
+
+
+async def test_a_hanging_is_announced_once_in_the_game_channel(h: Harness) -> None:
+    table = await open_table(h, 8, roles=ROLES)
+    await start(table)
+    await checkin_all(table)
+    await table.advance()  # night 0
+    for p in await table.holders(Role.BOUNCER) + await table.holders(Role.MAFIOSO):
+        await table.do(p, "night", target=str((await table.holders(Role.CITIZEN))[0].id))
+    await table.advance()  # day 1
+    victim = (await table.holders(Role.CITIZEN))[-1]
+    before = len(h.messages_in(table.channel))
+    for p in await table.living():
+        target = victim if p.id != victim.id else (await table.holders(Role.MAFIOSO))[0]
+        await table.do(p, "vote", player=str(target.id))
+    await table.advance()
+    texts = [m.text for m in h.messages_in(table.channel)[before:]]
+    said = [x for x in texts if f"<@{victim.id}> " in x and "из игры" in x]
+    assert len(said) == 1, texts  # the death line; the tally does not repeat it
+    assert t("cause.hanged", "ru") in said[0]
