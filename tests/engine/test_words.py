@@ -147,3 +147,16 @@ def test_the_guide_lists_what_the_phase_allows() -> None:
     stranger = guide(g.state, 999)
     assert stranger.duties == ["spectator"] and stranger.role is None
     assert guide(None, 5).commands[0] == "game create"
+
+
+def test_a_morning_after_a_kick_in_the_night_is_not_quiet() -> None:
+    g = Game(ROLES)
+    g.to_night(0)
+    g.do(c.Kick(by=1, at=g.tick(), target=g.id("C1")))
+    g.night("Bob", "C4")
+    g.night("Don", "C4")
+    g.night("Kate", "C4")
+    events = g.advance()
+    morning = next(e for e in events if e.kind == "morning")
+    assert morning.data["left"] == [g.id("C1")]
+    assert lines(g, [morning], "ru")[0] == "Утро дня 1: этой ночью никого не убили."
