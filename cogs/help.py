@@ -16,7 +16,7 @@ from core.errors import RuleError
 from core.guide import guide, topic_ids
 
 from .base import MAX_CHOICES, GameCog, is_admin
-from .ui.help import command_label, help_embeds, rules_embeds, topic_title
+from .ui.help import help_embeds, rules_embeds, topic_title
 from .ui.text import command_kwargs, localized, user_lang
 
 
@@ -86,9 +86,6 @@ def _match_topic(text: str, lang: str) -> str | None:
                       topic_title(tid, "ru").casefold(), tid.split(":", 1)[1]):
             return tid
     return None
-
-
-__all__ = ["Help", "command_label", "tree_commands"]
 
 
 async def setup(bot: Any) -> None:
