@@ -47,9 +47,8 @@ def test_simulate_log_reads_like_a_console_log(capsys: pytest.CaptureFixture[str
         assert len([ln for ln in out.splitlines()
                     if ln.startswith(f"{names[uid]} ") and out_of_game in ln]) == 1
     assert t("event.you_died", lang, cause="@@").split("@@")[0] not in out
-    missed = t("words.turn_missed_by", lang, uid="@@").split("@@")[1]
-    assert re.search(r"Player\d+" + re.escape(missed), out)
-    assert t("event.turn_missed", lang) not in out
+    missed = t("event.turn_missed", lang, uid="@@", turn=0).split("@@")[1].split("0")[0]
+    assert re.search(r"\[" + t("term.master", lang) + r"\] Player\d+" + re.escape(missed), out)
     assert re.search(r"Player\d+: \d+ \w+ — ", out)  # payouts with figures
     assert t("cli.simulate.rates_note", lang) in out
     assert "**" not in out and "\n> " not in out
