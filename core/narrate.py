@@ -110,7 +110,8 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         victims = event.data["victims"]
         removed = event.data.get("removed", [])
         if not victims and not removed:  # "everybody is alive" is false if someone left
-            key = "words.morning.no_kills" if event.data.get("left") else "event.morning.quiet"
+            key = "event.morning.removed_only" if event.data.get("left") else \
+                "event.morning.quiet"
             return t(key, lang, **p)
         lines = [t("event.morning.head" if victims else "event.morning.removed_only", lang, **p)]
         for v in victims:

@@ -176,7 +176,7 @@ def notice_kinds() -> Found:
 SPECIAL_EVENTS = {
     "phase_started": ["event.phase_started.day", "event.phase_started.night"],
     "morning": ["event.morning.quiet", "event.morning.head", "event.morning.victim",
-                "event.morning.story", "words.morning.no_kills"],
+                "event.morning.story", "event.morning.removed_only"],
     "turn_missed": ["event.turn_missed", "event.turn_missed_removed"],
     "buy_done": ["words.buy_done_if", "words.buy_done_unless", "words.buy_done_nobody"],
     "day_result": ["event.day_result.head", "event.day_result.row", "event.day_result.nobody",

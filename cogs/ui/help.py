@@ -81,6 +81,13 @@ def command_description(path: str, lang: str) -> str:
 
 
 # --- /help ----------------------------------------------------------------------------
+def option_text(option: str, on: bool, lang: str) -> str:
+    """A master option in plain words (the signup's wording, else the help's own)."""
+    state = "on" if on else "off"
+    key = f"signup.option.{option}.{state}"
+    return t(key if has_key(key, "en") else f"help.option.{option}.{state}", lang)
+
+
 def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
                 ) -> list[list[discord.Embed]]:
     """The reader's help: the game in plain words, what to do now, the commands."""
@@ -93,8 +100,7 @@ def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
         modules = [t(f"signup.module.{m}", lang) for m in g.modules]
         head.add_field(name=t("help.field.modules", lang),
                        value=", ".join(modules) or t("signup.base_only", lang), inline=True)
-        options = "\n".join(t(f"signup.option.{o}.{'on' if g.options.get(o) else 'off'}", lang)
-                            for o in OPTIONS)
+        options = "\n".join(option_text(o, bool(g.options.get(o)), lang) for o in OPTIONS)
         _add_field(head, t("help.field.options", lang), options)
     else:
         head = discord.Embed(title=t("help.title", lang), colour=COLOUR,
