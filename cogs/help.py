@@ -17,6 +17,8 @@ from core.guide import guide, topic_ids
 
 from .base import MAX_CHOICES, GameCog, is_admin
 from .ui.help import help_embeds, rules_embeds, topic_title
+from .ui.limits import pack
+from .ui.markup import no_pings
 from .ui.text import command_kwargs, localized, user_lang
 
 
@@ -30,13 +32,15 @@ def tree_commands(tree: app_commands.CommandTree[Any]) -> list[str]:
 
 
 async def send_pages(interaction: discord.Interaction[Any],
-                     messages: list[list[discord.Embed]]) -> None:
-    """Ephemeral replies: the first answers the interaction, the rest follow it."""
-    none = discord.AllowedMentions.none()
-    first, *rest = messages
-    await interaction.response.send_message(embeds=first, ephemeral=True, allowed_mentions=none)
-    for embeds in rest:
-        await interaction.followup.send(embeds=embeds, ephemeral=True, allowed_mentions=none)
+                     embeds: list[discord.Embed]) -> None:
+    """Ephemeral replies within Discord's limits: the first message answers the
+    interaction, any further ones follow it."""
+    first, *rest = pack(embeds=embeds)
+    await interaction.response.send_message(embeds=first.embeds, ephemeral=True,
+                                            allowed_mentions=no_pings())
+    for part in rest:
+        await interaction.followup.send(embeds=part.embeds, ephemeral=True,
+                                        allowed_mentions=no_pings())
 
 
 class Help(GameCog):

@@ -1,9 +1,5 @@
-"""/help and /rules as embeds, within Discord's limits by construction.
-
-A description holds at most 4,096 characters and a field 1,024; a message at
-most 10 embeds and 6,000 characters in all. Long texts are cut at line (or
-word) boundaries into several embeds, and embeds into several messages.
-"""
+"""/help and /rules as embeds; cogs.ui.limits.pack makes them fit Discord's limits
+(a long description or field continues in further embeds and messages)."""
 
 from __future__ import annotations
 
@@ -14,55 +10,7 @@ from core.i18n import has_key, t
 from core.narrate import role_name
 from core.rules.roles import Role
 
-DESCRIPTION_LIMIT = 4096
-FIELD_LIMIT = 1024
-MESSAGE_LIMIT = 6000
-EMBEDS_PER_MESSAGE = 10
 COLOUR = discord.Colour.blurple()
-
-
-def chunks(text: str, limit: int) -> list[str]:
-    """`text` in pieces of at most `limit` characters, cut at a line, else a word."""
-    out: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        cut = rest.rfind("\n", 0, limit)
-        if cut <= 0:
-            cut = rest.rfind(" ", 0, limit)
-        if cut <= 0:
-            cut = limit
-        out.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest or not out:
-        out.append(rest)
-    return out
-
-
-def pack(embeds: list[discord.Embed]) -> list[list[discord.Embed]]:
-    """Embeds grouped into messages: at most 10 and 6,000 characters per message."""
-    messages: list[list[discord.Embed]] = []
-    size = 0
-    for embed in embeds:
-        n = len(embed)
-        if not messages or len(messages[-1]) >= EMBEDS_PER_MESSAGE or size + n > MESSAGE_LIMIT:
-            messages.append([])
-            size = 0
-        messages[-1].append(embed)
-        size += n
-    return messages
-
-
-def _add_field(embed: discord.Embed, name: str, value: str) -> list[discord.Embed]:
-    """Add a field; a value over 1,024 characters continues in further fields."""
-    for i, part in enumerate(chunks(value, FIELD_LIMIT)):
-        embed.add_field(name=name if i == 0 else "\u200b", value=part or "—", inline=False)
-    return [embed]
-
-
-def _text_embeds(title: str, text: str) -> list[discord.Embed]:
-    parts = chunks(text, DESCRIPTION_LIMIT)
-    return [discord.Embed(title=title if i == 0 else None, description=part, colour=COLOUR)
-            for i, part in enumerate(parts)]
 
 
 # --- commands -------------------------------------------------------------------------
@@ -89,7 +37,7 @@ def option_text(option: str, on: bool, lang: str) -> str:
 
 
 def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
-                ) -> list[list[discord.Embed]]:
+                ) -> list[discord.Embed]:
     """The reader's help: the game in plain words, what to do now, the commands."""
     if g.has_game:
         head = discord.Embed(title=t("help.game", lang, title=g.title), colour=COLOUR,
@@ -101,7 +49,7 @@ def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
         head.add_field(name=t("help.field.modules", lang),
                        value=", ".join(modules) or t("signup.base_only", lang), inline=True)
         options = "\n".join(option_text(o, bool(g.options.get(o)), lang) for o in OPTIONS)
-        _add_field(head, t("help.field.options", lang), options)
+        head.add_field(name=t("help.field.options", lang), value=options, inline=False)
     else:
         head = discord.Embed(title=t("help.title", lang), colour=COLOUR,
                              description=t("help.no_game", lang) + "\n\n" + t("help.intro", lang))
@@ -109,18 +57,16 @@ def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
     if g.role is not None:
         now.insert(0, t("help.role_line", lang, role=role_name(str(g.role), lang)))
     if now:
-        _add_field(head, t("help.field.now", lang), "\n".join(now))
+        head.add_field(name=t("help.field.now", lang), value="\n".join(now), inline=False)
     if mine:
-        _add_field(head, t("help.field.yours", lang),
-                   ", ".join(command_label(c, lang) for c in mine))
+        head.add_field(name=t("help.field.yours", lang),
+                       value=", ".join(command_label(c, lang) for c in mine), inline=False)
     rows = [t("help.command_row", lang, command=command_label(c, lang),
               description=command_description(c, lang)) for c in existing]
-    embeds = [head]
-    for i, part in enumerate(chunks("\n".join(rows), DESCRIPTION_LIMIT)):
-        embeds.append(discord.Embed(title=t("help.field.all", lang) if i == 0 else None,
-                                    description=part, colour=COLOUR))
-    embeds[-1].set_footer(text=t("help.more", lang))
-    return pack(embeds)
+    commands = discord.Embed(title=t("help.field.all", lang), description="\n".join(rows),
+                             colour=COLOUR)
+    commands.set_footer(text=t("help.more", lang))
+    return [head, commands]
 
 
 # --- /rules ---------------------------------------------------------------------------
@@ -167,20 +113,17 @@ def topic_text(tid: str, lang: str) -> str:
     return t(f"help.topic.{name}.text", lang)
 
 
-def rules_embeds(tid: str | None, lang: str) -> list[list[discord.Embed]]:
+def rules_embeds(tid: str | None, lang: str) -> list[discord.Embed]:
     """One topic's page, or (no topic) the index of every topic."""
     if tid is not None:
-        return pack(_text_embeds(t("help.rules.title", lang, topic=topic_title(tid, lang)),
-                                 topic_text(tid, lang)))
+        return [discord.Embed(title=t("help.rules.title", lang, topic=topic_title(tid, lang)),
+                              description=topic_text(tid, lang), colour=COLOUR)]
     embed = discord.Embed(title=t("help.rules.index_title", lang), colour=COLOUR,
                           description=t("help.rules.index_hint", lang))
     groups: dict[str, list[str]] = {}
     for topic in topic_ids():
         groups.setdefault(topic.split(":", 1)[0], []).append(topic_title(topic, lang))
     for kind, titles in groups.items():
-        _add_field(embed, t(f"help.rules.group.{kind}s", lang), ", ".join(titles))
-    return pack([embed])
-
-
-__all__ = ["chunks", "command_label", "help_embeds", "pack", "rules_embeds",
-           "topic_text", "topic_title"]
+        embed.add_field(name=t(f"help.rules.group.{kind}s", lang), value=", ".join(titles),
+                        inline=False)
+    return [embed]

@@ -164,20 +164,18 @@ async def test_the_shop_names_what_was_bought_and_the_game_over_is_said(h: Harne
         assert res.ephemeral and res.text == t("error.game_over", "en"), res.text
 
 
-def test_long_texts_are_cut_within_discords_limits() -> None:
-    import discord
+def test_a_long_help_is_cut_within_discords_limits() -> None:
+    from cogs.ui.help import help_embeds
+    from cogs.ui.limits import fits, pack
+    from core.guide import guide
 
-    from cogs.ui.help import chunks, pack
-
-    text = "\n".join(f"строка {i} " + "слово " * 30 for i in range(200))
-    parts = chunks(text, 4096)
-    assert len(parts) > 1 and all(len(p) <= 4096 for p in parts)
-    assert " ".join(" ".join(parts).split()) == " ".join(text.split())  # nothing lost
-    assert chunks("x" * 5000, 4096) == ["x" * 4096, "x" * 904]  # no space: a hard cut
-    embeds = [discord.Embed(description=p) for p in parts]
-    messages = pack(embeds)
-    assert sum(len(m) for m in messages) == len(embeds)
-    assert all(len(m) <= 10 and sum(len(e) for e in m) <= 6000 for m in messages)
+    many = [f"game {'x' * 20} {i}" for i in range(300)]  # far more commands than a message
+    parts = pack(embeds=help_embeds(guide(None, 5), [], many, "ru"))
+    assert len(parts) > 1
+    for part in parts:
+        assert fits({"embeds": [e.to_dict() for e in part.embeds]}) == []
+    text = "\n".join(e.description or "" for part in parts for e in part.embeds)
+    assert all(f"{'x' * 20} {i} " in text for i in range(300))  # nothing dropped
 
 
 async def test_a_hanging_is_announced_once_in_the_game_channel(h: Harness) -> None:
