@@ -38,9 +38,11 @@ NAMES = {"ru": [["Дина", "Вера"], ["Олег", "Игорь"], ["<@101>",
 TITLES = {"ru": "Ночь «длинных ножей»", "en": 'The "Long Knives" night'}
 WORDS = {"ru": "вышибала", "en": "bouncer"}
 MARKUP = re.compile(r"<[@#:][^<>]*>|<t:[^<>]*>")
-#: Latin tokens a Russian text may hold: flags, variables, product names, URLs, ×N.
+#: Latin tokens a Russian text may hold: flags, variables, product names, URLs, ×N, file
+#: names, keys (Ctrl+C) and language codes as a command line takes them (ru, en).
 ALLOWED_LATIN = re.compile(
     r"--[a-z-]+|\b[A-Z][A-Z_]+\b|\.env(?:\.example)?|[a-z]+://\S+|\bx\d+\b"
+    r"|[\w-]*\.(?:html|db|toml|png|json)\b|\bCtrl\+\w\b|\b(?:ru|en)\b"
     r"|\b(?:Discord|PostgreSQL|SQLite|English)\b")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 #: Keys whose text names another language on purpose.
