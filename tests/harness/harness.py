@@ -273,7 +273,7 @@ class Harness:
     ) -> None:
         self.bot = bot
         self.world = FakeWorld(bot_name=bot_name, intents=bot._connection._intents)
-        self.fake = FakeDiscord(strict=strict_routes)
+        self.fake = FakeDiscord(strict=strict_routes, limits=self.world.ratelimits)
         self.api = RestApi(self.world)
         self.api.install(self.fake)
         self.payloads = PayloadBuilder(self.world, bot)

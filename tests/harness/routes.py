@@ -9,7 +9,6 @@ discord.py by the harness so its caches stay in sync).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -571,7 +570,7 @@ class RestApi:
                                    "Must be 25 or fewer in length.")
             seen = self.world.nonces.get(key)
             if body.get("enforce_nonce") and seen is not None \
-                    and time.monotonic() - seen[1] <= self.world.nonce_window:
+                    and self.world.clock() - seen[1] <= self.world.nonce_window:
                 stored = self.world.messages.get(seen[0])
                 if stored is not None and not stored.deleted:
                     return stored.payload
@@ -588,7 +587,7 @@ class RestApi:
         )
         if nonce is not None:
             stored.payload["nonce"] = str(nonce)
-            self.world.nonces[key] = (stored.id, time.monotonic())
+            self.world.nonces[key] = (stored.id, self.world.clock())
         self._emit_message("MESSAGE_CREATE", stored)
         return stored.payload
 

@@ -34,6 +34,7 @@ import discord.http
 import discord.webhook.async_
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from .ratelimits import RateLimits, VirtualClock
 from .world import ApiError
 
 Kind: TypeAlias = Literal["rest", "interaction", "webhook", "gateway", "cdn"]
@@ -322,19 +323,26 @@ class FakeSession:
 
 
 class _ScaledAsyncio(types.ModuleType):
-    """Proxy of :mod:`asyncio` whose ``sleep`` is scaled (discord.py's retry/backoff waits)."""
+    """Proxy of :mod:`asyncio` whose ``sleep`` is scaled (discord.py's retry/backoff and
+    rate-limit bucket waits); the fake's clock still moves as far as the whole wait would
+    have, so the rate limits see the time the client waited (ratelimits.VirtualClock)."""
 
-    def __init__(self, scale: float, log: list[float]) -> None:
+    def __init__(self, scale: float, log: list[float], clock: VirtualClock) -> None:
         super().__init__("asyncio")
         self._scale = scale
         self._log = log
+        self._clock = clock
 
     def __getattr__(self, name: str) -> Any:
         return getattr(asyncio, name)
 
     async def sleep(self, delay: float, result: Any = None) -> Any:
         self._log.append(delay)
-        return await asyncio.sleep(delay * self._scale, result)
+        start = self._clock()
+        try:
+            return await asyncio.sleep(delay * self._scale, result)
+        finally:
+            self._clock.at_least(start + max(0.0, delay))
 
 
 # --------------------------------------------------------------------- transport
@@ -347,10 +355,15 @@ class FakeDiscord:
     :attr:`unhandled`; the :class:`~tests.harness.Harness` raises
     :class:`UnhandledRouteError` naming it after the interaction.  Non-strict answers
     ``{}`` (``204`` for PUT/DELETE).
+
+    ``limits`` (the world's :class:`~tests.harness.ratelimits.RateLimits`; a disabled one
+    if omitted) answers requests over Discord's rate limits with 429 and adds the
+    ``X-RateLimit-*`` headers to every REST answer.
     """
 
-    def __init__(self, *, strict: bool = True) -> None:
+    def __init__(self, *, strict: bool = True, limits: RateLimits | None = None) -> None:
         self.strict = strict
+        self.limits = limits if limits is not None else RateLimits(enabled=False)
         self.requests: list[Captured] = []
         self.unhandled: list[Captured] = []
         self.faults: list[Fault] = []
@@ -541,7 +554,8 @@ class FakeDiscord:
             return
         for module in (discord.http, discord.webhook.async_):
             self._patched.append((module, module.asyncio))
-            module.asyncio = _ScaledAsyncio(scale, self.sleeps)  # type: ignore[attr-defined]
+            module.asyncio = _ScaledAsyncio(  # type: ignore[attr-defined]
+                scale, self.sleeps, self.limits.clock)
 
     def uninstall_retry_clock(self) -> None:
         while self._patched:
@@ -654,18 +668,28 @@ class FakeDiscord:
         handler = self.handlers.get(route) if route else None
         if handler is None:
             return self._unhandled(captured, method, url)
+        limits: dict[str, str] = {}
+        if kind == "rest":  # interaction callbacks and their webhooks: not limited here
+            limited, limits = self.limits.check(
+                method, route, params, body, counts_globally=True)
+            if limited is not None:
+                captured.status = 429
+                captured.fault = "ratelimit"
+                captured.response = limited[0]
+                return FakeResponse(method, url, 429, limited[0], limited[1])
         try:
             result = handler(captured)
         except ApiError as err:
             captured.status = err.status
             captured.response = err.body()
-            return FakeResponse(method, url, err.status, err.body(), {})
+            return FakeResponse(method, url, err.status, err.body(), limits)
         reply = (
             result if isinstance(result, Reply) else Reply(204 if result is None else 200, result)
         )
         # Encoded right away, so handlers may return live world state uncopied; the
         # record keeps the encoded text (no copy unless a test reads it).
-        response = FakeResponse(method, url, reply.status, reply.body, reply.headers)
+        response = FakeResponse(method, url, reply.status, reply.body,
+                                {**limits, **reply.headers} if limits else reply.headers)
         captured.status = reply.status
         if response.json_text is not None:
             captured._response_json = response.json_text

@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
 import discord
 
 from . import permissions as perms
+from .ratelimits import RateLimits
 
 JSON: TypeAlias = Any
 T = TypeVar("T")
@@ -613,10 +614,18 @@ class FakeWorld:
         # monotonic time). Discord keeps them "for a few minutes" (nonce_window seconds).
         self.nonces: dict[tuple[int, int, str], tuple[int, float]] = {}
         self.nonce_window = 300.0
+        #: Discord's rate limits, on by default (tests/harness/ratelimits.py): a test may
+        #: set ``world.ratelimits.enabled = False`` or change a limit, and assert
+        #: ``world.ratelimits.limited == 0``.
+        self.ratelimits = RateLimits()
         bot = self.add_user(bot_name, bot=True)
         self.bot_id: int = bot.id
         self.application_id: int = bot.id
         self.owner = self.add_user("AppOwner")
+
+    def clock(self) -> float:
+        """Discord's time in the fake (monotonic seconds, moved on by skipped waits)."""
+        return self.ratelimits.clock()
 
     # ---------------------------------------------------------------- events
 
