@@ -30,6 +30,7 @@ from core.errors import RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
 from core.state import GameState
+from core.storage.budget import RateBudget
 from core.storage.db import close_db, init_db
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
@@ -91,12 +92,19 @@ class MafiaBot(commands.Bot):
         self.service.bundlers.append(outbox_rows)  # pushes to the private places, the ping role
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
-        from cogs.delivery import Delivery
+        from cogs.delivery import LANES, Delivery, lane
+        from cogs.ratelimits import install
 
+        # Discord's rate limits planned for, not run into (README, "Rate limits"): every
+        # REST request waits for the budget; the outbox serves announcements, then
+        # private pushes, then cosmetic edits, games taking turns.
+        self.budget = RateBudget()
+        self.budgeted = install(self, self.budget)
         self.delivery = Delivery(self)
         self.outbox = OutboxWorker(self.delivery.deliver, notify_parked=self.delivery.parked,
                                    service=self.service,
-                                   deliver_batch=self.delivery.deliver_batch)
+                                   deliver_batch=self.delivery.deliver_batch,
+                                   lane=lane, lanes=LANES)
         self.synced = False
         self.resumed = 0  # live games found at start-up (their deadlines re-armed)
         self.announced = False

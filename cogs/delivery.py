@@ -73,6 +73,39 @@ def route(event: Event) -> bool:
     return event.audience.kind in ("public", "team", "master")
 
 
+# The outbox's priority lanes (OutboxWorker `lane`): under Discord's rate limits every
+# game's public announcement goes out before any private push, and those before cosmetic
+# edits (the signup message; live tallies).
+ANNOUNCE, PRIVATE, COSMETIC = 0, 1, 2
+LANES = 3
+#: lanes of outbox entries that are not engine events, by `Outbox.kind` (a new kind adds
+#: itself here; an unknown kind is a private push)
+LANE_OF_KIND: dict[str, int] = {"signup": COSMETIC, "tally": COSMETIC}
+
+
+def lane(entry: OutboxEntry) -> int:
+    """Which lane an entry waits in (the end of a game is announced at once; closing its
+    private channels waits for their last posts, see `_closing`)."""
+    if entry.kind != EVENT_KIND:
+        return LANE_OF_KIND.get(entry.kind, PRIVATE)
+    event = entry.payload.get("event") or {}
+    kind = event.get("kind")
+    if (event.get("audience") or {}).get("kind", "public") != "public":
+        return PRIVATE
+    if kind in SIGNUP_EVENTS:
+        return COSMETIC
+    return ANNOUNCE
+
+
+def _refresh_only(entry: OutboxEntry) -> bool:
+    """An entry whose whole delivery is re-rendering the signup message."""
+    if entry.kind == "signup":
+        return True
+    event = (entry.payload.get("event") or {}) if entry.kind == EVENT_KIND else {}
+    return event.get("kind") in SIGNUP_EVENTS \
+        and (event.get("audience") or {}).get("kind", "public") == "public"
+
+
 NONCE_MAX = 25  # Discord: a nonce is at most 25 characters
 
 
@@ -160,12 +193,15 @@ class Delivery:
         """The OutboxWorker's batch hook: the leading entries made by one command go out
         together, its announcements in the game channel as ONE message (one embed each)
         instead of one message per event. Returns how many entries were delivered."""
+        if all(_refresh_only(e) for e in entries):
+            # edits of one message coalesce: it shows the current state, once
+            await self.deliver(entries[-1])
+            return len(entries)
         run = same_command(entries)
         if len(run) < 2:
             await self.deliver(entries[0])
             return 1
-        game, first = run[0].game_id, run[0].ordinal
-        self._done = {k for k in self._done if k[0] != game or k[1] >= first}
+        game = run[0].game_id
         try:
             await self._deliver_run(run)
         except Exception as exc:
@@ -175,6 +211,8 @@ class Delivery:
                     break
                 lead += 1
             if lead:  # those went out: the failing part is tried again as the head
+                done = {e.ordinal for e in run[:lead]}
+                self._done = {k for k in self._done if k[0] != game or k[1] not in done}
                 log.warning("game %s: batch stopped after %s of %s entries: %s",
                             game, lead, len(run), exc)
                 return lead
@@ -292,11 +330,13 @@ class Delivery:
                                     game=info, **ping)
         closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
         if closing and not all(self._did(x, "close") for x in closing):
+            await self._closing(closing[0])
             await self.close_channels(info)
             self._mark(closing, "close")
         if failed is not None:
             raise failed
-        self._done = {k for k in self._done if k[0] != info.id or k[1] > run[-1].ordinal}
+        done = {e.ordinal for e in run}
+        self._done = {k for k in self._done if k[0] != info.id or k[1] not in done}
 
     async def _deliver(self, entry: OutboxEntry) -> None:
         info = await self.service.info(entry.game_id)
@@ -364,7 +404,14 @@ class Delivery:
         await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view,
                                 game=info, **ping)
         if event.kind in ("game_over", "cancelled"):
+            await self._closing(entry)
             await self.close_channels(info)
+
+    async def _closing(self, entry: OutboxEntry) -> None:
+        """The game's private channels close only after their last posts: while earlier
+        entries wait in a slower lane, the end (already announced) is tried again."""
+        if await self.bot.outbox.pending_elsewhere(entry):
+            raise RetryAfter(0.5)
 
     async def refresh_signup(self, info: GameInfo) -> None:
         if info.signup_message_id is None:

@@ -23,6 +23,7 @@ from typing import Any
 from tortoise.backends.base.client import BaseDBAsyncClient
 
 from core.events import Event
+from core.storage.budget import FairSlots
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.timing import cancel_all, doze, utcnow
@@ -90,14 +91,21 @@ class OutboxWorker:
         now: Callable[[], datetime] = utcnow, poll_interval: float = 30.0,
         max_concurrent: int = 16, service: GameService | None = None,
         deliver_batch: DeliverBatch | None = None, batch_size: int = 10,
-        owns: GuildFilter | None = None,
+        owns: GuildFilter | None = None, lane: Callable[[OutboxEntry], int] | None = None,
+        lanes: int = 1,
     ) -> None:
         """`service`, if given, wakes the worker whenever it commits new entries;
         `max_concurrent` bounds deliveries in flight across all games. With
         `deliver_batch`, up to `batch_size` due entries of a game are offered at once
         and those it consumed are marked delivered together. `owns` (default: the
         service's) limits the worker to games of the guilds this process serves:
-        shards sharing one database never deliver (or reorder) each other's entries."""
+        shards sharing one database never deliver (or reorder) each other's entries.
+
+        `lane` sorts entries into `lanes` priority lanes (0 first: public announcements,
+        then private pushes, then cosmetic edits): each game's lanes are served
+        separately, each in strict ordinal order, and a lane delivers nothing while a
+        more urgent lane of any game has due work.  Within a lane, games take turns for
+        the `max_concurrent` slots (FairSlots), so no game starves."""
         self._deliver = deliver
         self._deliver_batch = deliver_batch
         self._batch_size = max(1, batch_size) if deliver_batch is not None else 1
@@ -108,8 +116,15 @@ class OutboxWorker:
         self._poll = poll_interval
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._serving: dict[int, asyncio.Task[None]] = {}
-        self._slots = asyncio.Semaphore(max_concurrent)
+        self._serving: dict[tuple[int, int], asyncio.Task[None]] = {}
+        self._lane = lane or (lambda entry: 0)
+        self._lanes = max(1, lanes)
+        self._slots = [FairSlots(max_concurrent) for _ in range(self._lanes)]
+        # per lane: tasks with due work; a lane waits until every more urgent one is idle
+        self._busy = [0] * self._lanes
+        self._idle = [asyncio.Event() for _ in range(self._lanes)]
+        for event in self._idle:
+            event.set()
         self.delivered = 0
         self.parked = 0
         self._owns = owns if owns is not None or service is None else service.owns
@@ -143,6 +158,16 @@ class OutboxWorker:
             await asyncio.sleep(0.005)
         raise TimeoutError("outbox still busy")
 
+    async def pending_elsewhere(self, entry: OutboxEntry) -> bool:
+        """Whether an earlier entry of the entry's game waits in another lane (so what
+        must follow it, like closing a game's private channels, waits too)."""
+        if self._lanes == 1:
+            return False
+        mine = self._lane(entry)
+        rows = await Outbox.filter(game_id=entry.game_id, status=PENDING,
+                                   ordinal__lt=entry.ordinal)
+        return any(self._lane(_entry(row)) != mine for row in rows)
+
     async def prune(self, keep: timedelta = timedelta(days=7)) -> int:
         """Delete delivered entries older than `keep` (parked ones stay for the master)."""
         cutoff = self._now() - keep
@@ -157,8 +182,10 @@ class OutboxWorker:
                 log.exception("outbox scan failed")
                 games = []
             for gid in games:
-                if gid not in self._serving:
-                    self._serving[gid] = asyncio.create_task(self._serve(gid))
+                for lane in range(self._lanes):
+                    if (gid, lane) not in self._serving:
+                        self._set_busy(lane, +1)
+                        self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
             await doze(self._wake, self._poll)
 
     async def _pending_games(self, **filters: Any) -> list[int]:
@@ -170,17 +197,48 @@ class OutboxWorker:
         rows = await query.values_list("game_id", "game__guild_id")
         return [int(g) for g, guild in rows if owns(int(guild))]
 
-    async def _serve(self, game_id: int) -> None:
-        """Deliver one game's entries strictly in ordinal order until none is due."""
+    def _set_busy(self, lane: int, delta: int) -> None:
+        self._busy[lane] += delta
+        if self._busy[lane] > 0:
+            self._idle[lane].clear()
+        else:
+            self._idle[lane].set()
+
+    async def _turn(self, lane: int) -> None:
+        """Wait until no more urgent lane has due work."""
+        for urgent in range(lane):
+            while not self._idle[urgent].is_set():
+                await self._idle[urgent].wait()
+
+    async def _due_rows(self, game_id: int, lane: int) -> tuple[list[Outbox], bool]:
+        """The game's next pending entries of `lane` (up to a batch) in ordinal order, and
+        whether that is all the game has pending in the lane."""
+        scan = self._batch_size if self._lanes == 1 else max(50, self._batch_size)
+        rows = await Outbox.filter(game_id=game_id, status=PENDING) \
+            .order_by("ordinal").limit(scan)
+        if self._lanes == 1:
+            mine = rows
+        else:
+            mine = [row for row in rows if self._lane(_entry(row)) == lane]
+        return mine[:self._batch_size], len(rows) < scan and len(mine) <= self._batch_size
+
+    async def _serve(self, game_id: int, lane: int = 0) -> None:
+        """Deliver one game's entries of one lane strictly in ordinal order until none is
+        due (busy counted by the spawner; not while waiting out a backoff)."""
+        busy = True
         try:
             while True:
-                rows = await Outbox.filter(game_id=game_id, status=PENDING) \
-                    .order_by("ordinal").limit(self._batch_size)
+                if not busy:
+                    self._set_busy(lane, +1)
+                    busy = True
+                rows, complete = await self._due_rows(game_id, lane)
                 if not rows:
                     return
                 head = rows[0]
                 wait = (head.next_attempt_at - self._now()).total_seconds()
                 if wait > 0:
+                    self._set_busy(lane, -1)
+                    busy = False
                     await asyncio.sleep(min(wait, self._poll))
                     continue
                 due = [head]
@@ -188,11 +246,12 @@ class OutboxWorker:
                     if row.next_attempt_at > self._now():
                         break
                     due.append(row)
+                await self._turn(lane)
                 if len(due) > 1:
-                    sent = await self._attempt_batch(due)
+                    sent = await self._attempt_batch(due, lane)
                 else:
-                    sent = await self._attempt(head)
-                if len(rows) < self._batch_size and sent == len(rows):
+                    sent = await self._attempt(head, lane)
+                if complete and sent == len(rows):
                     return  # all there was went out; the scan (see finally) finds newer ones
         except asyncio.CancelledError:
             raise
@@ -200,14 +259,16 @@ class OutboxWorker:
             log.exception("outbox of game %s stalled; will rescan", game_id)
             await asyncio.sleep(min(self._poll, 1.0))
         finally:
-            self._serving.pop(game_id, None)
+            if busy:
+                self._set_busy(lane, -1)
+            self._serving.pop((game_id, lane), None)
             self._wake.set()  # rescan: entries may have arrived while we were finishing
 
-    async def _attempt(self, row: Outbox) -> int:
+    async def _attempt(self, row: Outbox, lane: int = 0) -> int:
         """Deliver one entry; how many went out (0 or 1)."""
         entry = _entry(row)
         try:
-            async with self._slots:
+            async with self._slots[lane]:
                 await self._deliver(entry)
         except asyncio.CancelledError:
             raise
@@ -218,14 +279,14 @@ class OutboxWorker:
         self.delivered += 1
         return 1
 
-    async def _attempt_batch(self, rows: list[Outbox]) -> int:
+    async def _attempt_batch(self, rows: list[Outbox], lane: int = 0) -> int:
         """Offer several due entries; a failure counts against the first one only.
         Returns how many went out."""
         assert self._deliver_batch is not None
         entries = [_entry(row) for row in rows]
         head, first = rows[0], entries[0]
         try:
-            async with self._slots:
+            async with self._slots[lane]:
                 taken = max(1, min(len(rows), await self._deliver_batch(entries)))
         except asyncio.CancelledError:
             raise

@@ -53,6 +53,7 @@ async def restart(old: Harness, tmp_path: Path,
         bot.scheduler._now = clock  # type: ignore[method-assign]
     h = Harness(bot)
     h.world = old.world  # re-attach: the same guilds, members, channels and messages
+    h.fake.limits = old.world.ratelimits  # and the same rate-limit windows and clock
     h.api = RestApi(h.world)
     h.api.install(h.fake)
     h.payloads = PayloadBuilder(h.world, bot)

@@ -322,6 +322,7 @@ class Harness:
 
         http.static_login = static_login  # type: ignore[method-assign,assignment]
         self.fake.install_retry_clock(self.retry_sleep_scale)
+        self._budget_on_fake_clock()
         self._install_task_factory()
         state = self.bot._connection
         self.gateway = GatewayBridge(state, self.world)
@@ -348,6 +349,19 @@ class Harness:
 
             await self._run(lambda: None, starter=ready, label="READY")
         return self
+
+    def _budget_on_fake_clock(self) -> None:
+        """A bot keeping its own request budget (an object at ``bot.budget`` with
+        ``clock`` and ``skip``, like core/storage/budget.py's RateBudget) waits as
+        discord.py does here: when the harness skips discord.py's waits
+        (``retry_sleep_scale`` 0), the budget skips its own too and moves the fake's
+        clock instead, so both sides of the rate limits see the same time."""
+        budget = getattr(self.bot, "budget", None)
+        if budget is None or not hasattr(budget, "skip") or self.retry_sleep_scale:
+            return
+        clock = self.fake.limits.clock
+        budget.clock = clock
+        budget.skip = clock.at_least
 
     async def close(self) -> None:
         try:

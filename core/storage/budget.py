@@ -1,0 +1,195 @@
+"""A client-side budget of Discord requests, so the bot never sends one it knows will be
+refused with a 429.
+
+Discord allows a bot 50 requests per second in all (interactions aside) and some routes
+far less per channel or guild (5 messages per 5 s per channel; 2 renames per 10 minutes).
+discord.py waits on the per-route buckets Discord announces in headers, but not on the
+global limit (it only learns of it from a 429) nor on sub-limits the headers hide.  The
+budget keeps, per key, the times of the last sends: a request goes out only when every
+key it is charged to had fewer than `limit` sends in the last `window` seconds (a sliding
+window: no fixed window Discord may count in can hold more), with a small margin for the
+time a request takes to arrive.
+
+Waiters are served by priority, then in arrival order (a game waiting longer goes
+first); a waiter blocked only by its own channel's key does not hold back the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+GLOBAL = "global"
+GLOBAL_LIMIT = 50  # Discord: 50 requests per second per bot
+MARGIN = 1.05  # windows are kept this much longer than Discord's (arrival jitter)
+
+
+@dataclass(frozen=True)
+class Key:
+    """What a request is charged to: `name` (a route group and its channel/guild) allows
+    `limit` requests per `window` seconds."""
+
+    name: str
+    limit: int
+    window: float
+
+
+class SlidingWindow:
+    """The times of the last `limit` sends of one key."""
+
+    __slots__ = ("limit", "sent", "window")
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.limit = limit
+        self.window = window * MARGIN
+        self.sent: deque[float] = deque(maxlen=limit)
+
+    def wait(self, now: float) -> float:
+        """Seconds until one more send fits (0: it fits now)."""
+        if len(self.sent) < self.limit:
+            return 0.0
+        return max(0.0, self.sent[0] + self.window - now)
+
+    def take(self, now: float) -> None:
+        self.sent.append(now)
+
+
+@dataclass
+class _Waiter:
+    priority: int
+    keys: tuple[Key, ...]
+    future: asyncio.Future[None]
+
+
+@dataclass
+class RateBudget:
+    """The bot's budget; `acquire` before each REST request."""
+
+    global_limit: int = GLOBAL_LIMIT
+    clock: Callable[[], float] = time.monotonic
+    #: tests with a virtual clock: instead of waiting until a moment, move the clock
+    #: there (`clock` must then be that clock)
+    skip: Callable[[float], None] | None = None
+    #: requests granted, per priority (what went out)
+    granted: dict[int, int] = field(default_factory=dict)
+    _windows: dict[str, SlidingWindow] = field(default_factory=dict)
+    _queues: dict[int, deque[_Waiter]] = field(default_factory=dict)
+    _timer: asyncio.Handle | None = None
+    _timer_at: float = float("inf")
+
+    def window(self, key: Key) -> SlidingWindow:
+        w = self._windows.get(key.name)
+        if w is None:
+            w = self._windows[key.name] = SlidingWindow(key.limit, key.window)
+        return w
+
+    @property
+    def waiting(self) -> int:
+        return sum(len(q) for q in self._queues.values())
+
+    async def acquire(self, keys: Iterable[Key] = (), priority: int = 0) -> None:
+        """Wait until a request charged to the global limit and to `keys` may go out now,
+        and count it as sent.  Lower `priority` goes first."""
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter(priority, (Key(GLOBAL, self.global_limit, 1.0), *keys),
+                         loop.create_future())
+        self._queues.setdefault(priority, deque()).append(waiter)
+        self._pump()
+        try:
+            await waiter.future
+        except asyncio.CancelledError:
+            if not waiter.future.done() or waiter.future.cancelled():
+                queue = self._queues.get(priority)
+                if queue is not None and waiter in queue:
+                    queue.remove(waiter)
+            raise
+
+    def _pump(self) -> None:
+        """Grant every waiter that fits now, by priority then arrival; arm a timer for
+        the soonest moment another one may fit."""
+        now = self.clock()
+        glob = self.window(Key(GLOBAL, self.global_limit, 1.0))
+        soonest = float("inf")
+        for priority in sorted(self._queues):
+            queue = self._queues[priority]
+            kept: deque[_Waiter] = deque()
+            while queue:
+                waiter = queue.popleft()
+                if waiter.future.done():
+                    continue
+                g = glob.wait(now)
+                if g > 0:
+                    soonest = min(soonest, g)
+                    kept.append(waiter)
+                    kept.extend(queue)
+                    queue.clear()
+                    break
+                wait = max((self.window(k).wait(now) for k in waiter.keys[1:]), default=0.0)
+                if wait > 0:
+                    soonest = min(soonest, wait)
+                    kept.append(waiter)
+                    continue
+                for k in waiter.keys:
+                    self.window(k).take(now)
+                self.granted[priority] = self.granted.get(priority, 0) + 1
+                waiter.future.set_result(None)
+            self._queues[priority] = kept
+        if soonest < float("inf"):
+            if self.skip is not None:
+                self.skip(now + soonest)
+                if self._timer is None:
+                    self._timer = asyncio.get_running_loop().call_soon(self._fire)
+                return
+            self._arm(now + soonest)
+
+    def _arm(self, at: float) -> None:
+        if self._timer is not None and self._timer_at <= at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timer_at = at
+        self._timer = loop.call_later(max(0.0, at - self.clock()) + 0.0005, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        self._timer_at = float("inf")
+        self._pump()
+
+
+class FairSlots:
+    """A semaphore that hands a freed slot to the longest waiter (a task that releases
+    and asks again queues behind the others): games take turns."""
+
+    def __init__(self, slots: int) -> None:
+        self._free = slots
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def __aenter__(self) -> None:
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return
+        future = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self._release()  # the slot was handed over as we were cancelled
+            elif future in self._waiters:
+                self._waiters.remove(future)
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        while self._waiters:
+            future = self._waiters.popleft()
+            if not future.done():
+                future.set_result(None)
+                return
+        self._free += 1
