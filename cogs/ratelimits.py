@@ -109,8 +109,11 @@ class BudgetedHTTP:
         if f"{route.method} {route.path}" == EDIT and isinstance(payload, dict) \
                 and not kwargs.get("files") and not kwargs.get("form"):
             return await self._edit(route, payload, kwargs)
-        await self.budget.acquire(keys(route, payload), self.priority(route))
-        return await self.send(route, **kwargs)
+        release = await self.budget.acquire(keys(route, payload), self.priority(route))
+        try:
+            return await self.send(route, **kwargs)
+        finally:
+            release()
 
     async def _edit(self, route: Route, payload: dict[str, Any], kwargs: dict[str, Any]
                     ) -> Any:
@@ -124,7 +127,7 @@ class BudgetedHTTP:
         edit.answer.add_done_callback(_retrieved)
         self._edits[route.url] = edit
         try:
-            await self.budget.acquire(keys(route, payload), COSMETIC)
+            release = await self.budget.acquire(keys(route, payload), COSMETIC)
         except BaseException as exc:
             self._edits.pop(route.url, None)
             if not edit.answer.done():
@@ -140,6 +143,8 @@ class BudgetedHTTP:
                 edit.answer.set_exception(exc if isinstance(exc, Exception)
                                           else asyncio.CancelledError())
             raise
+        finally:
+            release()
         edit.answer.set_result(answer)
         return answer
 

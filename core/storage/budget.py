@@ -38,22 +38,36 @@ class Key:
 
 
 class SlidingWindow:
-    """The times of the last `limit` sends of one key."""
+    """The sends of one key: those in flight, and the times the recent ones were
+    answered.  A send in flight counts until it is answered (it may arrive at Discord
+    late, e.g. after discord.py waited on a bucket), then as sent when answered, which is
+    no earlier than it arrived: so no window Discord counts in can hold more than
+    `limit`."""
 
-    __slots__ = ("limit", "sent", "window")
+    __slots__ = ("inflight", "limit", "sent", "window")
 
     def __init__(self, limit: int, window: float) -> None:
         self.limit = limit
         self.window = window * MARGIN
-        self.sent: deque[float] = deque(maxlen=limit)
+        self.sent: deque[float] = deque()
+        self.inflight = 0
 
     def wait(self, now: float) -> float:
-        """Seconds until one more send fits (0: it fits now)."""
-        if len(self.sent) < self.limit:
+        """Seconds until one more send fits (0: now; inf: when one in flight is answered)."""
+        sent = self.sent
+        while sent and sent[0] + self.window <= now:
+            sent.popleft()
+        if len(sent) + self.inflight < self.limit:
             return 0.0
-        return max(0.0, self.sent[0] + self.window - now)
+        if len(sent) + self.inflight - self.limit >= len(sent):
+            return float("inf")
+        return max(0.0, sent[len(sent) + self.inflight - self.limit] + self.window - now)
 
-    def take(self, now: float) -> None:
+    def take(self) -> None:
+        self.inflight += 1
+
+    def done(self, now: float) -> None:
+        self.inflight = max(0, self.inflight - 1)
         self.sent.append(now)
 
 
@@ -84,15 +98,19 @@ class RateBudget:
         w = self._windows.get(key.name)
         if w is None:
             w = self._windows[key.name] = SlidingWindow(key.limit, key.window)
+        elif w.limit != key.limit:  # the limit was changed (e.g. global_limit)
+            w.limit = key.limit
         return w
 
     @property
     def waiting(self) -> int:
         return sum(len(q) for q in self._queues.values())
 
-    async def acquire(self, keys: Iterable[Key] = (), priority: int = 0) -> None:
-        """Wait until a request charged to the global limit and to `keys` may go out now,
-        and count it as sent.  Lower `priority` goes first."""
+    async def acquire(self, keys: Iterable[Key] = (), priority: int = 0
+                      ) -> Callable[[], None]:
+        """Wait until a request charged to the global limit and to `keys` may go out now;
+        count it in flight.  Call the returned function when it was answered (or failed).
+        Lower `priority` goes first."""
         loop = asyncio.get_running_loop()
         waiter = _Waiter(priority, (Key(GLOBAL, self.global_limit, 1.0), *keys),
                          loop.create_future())
@@ -101,11 +119,29 @@ class RateBudget:
         try:
             await waiter.future
         except asyncio.CancelledError:
-            if not waiter.future.done() or waiter.future.cancelled():
+            if waiter.future.done() and not waiter.future.cancelled():
+                self._release(waiter.keys)  # granted as we were cancelled
+            else:
                 queue = self._queues.get(priority)
                 if queue is not None and waiter in queue:
                     queue.remove(waiter)
             raise
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._release(waiter.keys)
+
+        return release
+
+    def _release(self, keys: tuple[Key, ...]) -> None:
+        now = self.clock()
+        for k in keys:
+            self.window(k).done(now)
+        if self.waiting:
+            self._pump()
 
     def _pump(self) -> None:
         """Grant every waiter that fits now, by priority then arrival; arm a timer for
@@ -133,11 +169,11 @@ class RateBudget:
                     kept.append(waiter)
                     continue
                 for k in waiter.keys:
-                    self.window(k).take(now)
+                    self.window(k).take()
                 self.granted[priority] = self.granted.get(priority, 0) + 1
                 waiter.future.set_result(None)
             self._queues[priority] = kept
-        if soonest < float("inf"):
+        if soonest < float("inf"):  # (inf: the next answer pumps)
             if self.skip is not None:
                 self.skip(now + soonest)
                 if self._timer is None:

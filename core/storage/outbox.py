@@ -117,6 +117,11 @@ class OutboxWorker:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._serving: dict[tuple[int, int], asyncio.Task[None]] = {}
+        # (game, lane) found empty, and the commit generation it looked at: not served
+        # again until entries are committed (else an empty lane, spawned by every rescan
+        # of its game, would keep a slower lane waiting for it)
+        self._generation = 0
+        self._empty: dict[tuple[int, int], int] = {}
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
         self._slots = [FairSlots(max_concurrent) for _ in range(self._lanes)]
@@ -142,8 +147,14 @@ class OutboxWorker:
         self._task = None
         await cancel_all(tasks)
         self._serving.clear()
+        # a task cancelled before it ran never uncounted itself
+        self._busy = [0] * self._lanes
+        for event in self._idle:
+            event.set()
 
     def wake(self) -> None:
+        """New entries were committed: every lane of every game may have work again."""
+        self._generation += 1
         self._wake.set()
 
     async def idle(self, within: float = 10.0) -> None:
@@ -181,9 +192,12 @@ class OutboxWorker:
             except Exception:
                 log.exception("outbox scan failed")
                 games = []
-            for gid in games:
-                for lane in range(self._lanes):
-                    if (gid, lane) not in self._serving:
+            listed = set(games)
+            self._empty = {k: v for k, v in self._empty.items() if k[0] in listed}
+            for lane in range(self._lanes):  # urgent lanes' tasks first
+                for gid in games:
+                    if (gid, lane) not in self._serving \
+                            and self._empty.get((gid, lane)) != self._generation:
                         self._set_busy(lane, +1)
                         self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
             await doze(self._wake, self._poll)
@@ -231,9 +245,12 @@ class OutboxWorker:
                 if not busy:
                     self._set_busy(lane, +1)
                     busy = True
+                generation = self._generation
                 rows, complete = await self._due_rows(game_id, lane)
                 if not rows:
+                    self._empty[game_id, lane] = generation
                     return
+                self._empty.pop((game_id, lane), None)
                 head = rows[0]
                 wait = (head.next_attempt_at - self._now()).total_seconds()
                 if wait > 0:

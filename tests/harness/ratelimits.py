@@ -226,7 +226,7 @@ class RateLimits:
                  limit: Limit, key: tuple[str, str]
                  ) -> tuple[dict[str, object], dict[str, str]]:
         is_global = scope == "global"
-        retry_after = round(wait, 3)
+        retry_after = math.ceil(wait * 1000) / 1000
         self.hits.append(RateLimitHit(route, bucket, scope, retry_after, is_global, now))
         body: dict[str, object] = {"message": "You are being rate limited.",
                                    "retry_after": retry_after, "global": is_global}

@@ -1,0 +1,99 @@
+"""The bot under Discord's rate limits (the fake enforces them, tests/harness/ratelimits.py).
+
+A storm: many games change phase while the outbox is held back, then it runs.  The bot
+must send no request Discord would refuse (zero 429s), every game's announcement before
+any private push, private pushes before cosmetic edits, and edits of one message once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cogs.delivery import COSMETIC, PRIVATE
+from tests.bot.helpers import Table, checkin_all, confirmed
+from tests.harness import Harness
+
+ROLES = "mafioso x2; investigator; sergeant; bouncer"
+POST = "POST /channels/{channel_id}/messages"
+EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
+
+
+async def table(h: Harness, i: int, *, setup: bool = True) -> Table:
+    """Game `i` in its own channel with its own eight members."""
+    channel = h.add_text_channel(f"game-{i}").id
+    master = h.add_member(f"Master{i}")
+    players = [h.add_member(f"G{i}P{k}") for k in range(1, 9)]
+    t = Table(h, master, players, channel=channel)
+    res = await t.do(master, "game create", title=f"Game {i}")
+    assert not res.ephemeral, res.text
+    t.game_id = (await t.bot.service.game_in_channel(channel)).id  # type: ignore[union-attr]
+    if not setup:
+        return t
+    for p in players:
+        assert (await t.do(p, "game join")).ephemeral
+    assert (await t.do(master, "game setup", roles=ROLES)).ephemeral
+    assert (await t.do(master, "game start")).ephemeral
+    await t.settle()
+    await checkin_all(t)
+    await t.settle()
+    return t
+
+
+async def test_a_storm_of_phase_changes_gets_no_429_and_announcements_go_first(
+        h: Harness) -> None:
+    bot: Any = h.bot
+    # a Discord (and a bot budget) with a global limit of 5/s: six games' storm is over it
+    h.world.ratelimits.global_limit = 5
+    bot.budget.global_limit = 5
+    tables = [await table(h, i) for i in range(6)]
+    signup = await table(h, 6, setup=False)
+    await bot.outbox.idle(within=20)
+
+    await bot.outbox.stop()  # the deadlines fall in the same second...
+    for t in tables:
+        res = await t.do(t.master, "master advance")
+        assert res.ephemeral, res.text
+    for p in signup.players[:4]:  # ...while a signup message changes four times
+        assert (await signup.do(p, "game join")).ephemeral
+    first = len(h.fake.requests)
+    await bot.outbox.start()
+    await bot.outbox.idle(within=60)
+    await h.settle()
+
+    assert h.world.ratelimits.limited == 0, h.world.ratelimits.hits  # storm and set-up alike
+    sent = [r for r in h.fake.requests[first:] if r.kind == "rest" and r.status < 300]
+    games = {t.channel: t for t in tables}
+    announce = [i for i, r in enumerate(sent)
+                if r.matches(POST) and int(r.params["channel_id"]) in games]
+    private = [i for i, r in enumerate(sent)
+               if r.matches(POST) and int(r.params["channel_id"]) in bot.private_index]
+    edits = [i for i, r in enumerate(sent) if r.matches(EDIT)]
+    # every game announced its phase; private channels heard of the night; one edit
+    assert {int(sent[i].params["channel_id"]) for i in announce} == set(games)
+    assert private and edits
+    assert max(announce) < min(private) < max(private) < min(edits)
+    # the four joins: one edit of the signup message, showing all four
+    assert len(edits) == 1
+    signup_message = h.world.message(int(sent[edits[0]].params["message_id"]))
+    text = str(signup_message.payload)
+    assert all(str(p.id) in text or p.name in text for p in signup.players[:4])
+    # announcements took turns: one per game before any game's second
+    order = [int(sent[i].params["channel_id"]) for i in announce]
+    assert len(set(order[:len(games)])) == len(games)
+
+
+async def test_the_outbox_lanes_are_named_by_what_entries_hold(h: Harness) -> None:
+    from cogs.delivery import ANNOUNCE, lane
+    from core.storage.outbox import OutboxEntry
+
+    def entry(kind: str, audience: str = "public", team: str | None = None) -> OutboxEntry:
+        event = {"kind": kind, "audience": {"kind": audience, "team": team}, "data": {}}
+        return OutboxEntry(1, 1, 1, "event", {"seq": 1, "event": event}, 0)
+
+    assert lane(entry("phase_started")) == ANNOUNCE
+    assert lane(entry("game_over")) == ANNOUNCE
+    assert lane(entry("clan_turn", "team", "clan:1")) == PRIVATE
+    assert lane(entry("reminder", "players")) == PRIVATE
+    assert lane(entry("joined")) == COSMETIC
+    assert lane(OutboxEntry(1, 1, 1, "signup", {}, 0)) == COSMETIC
+    assert confirmed  # (helpers import kept for the storm above)
