@@ -276,3 +276,63 @@ async def test_resumes_after_restart(storage_url: str) -> None:
         assert await statuses(gid) == [DELIVERED] * 5
     finally:
         await close_db()
+
+
+async def test_games_take_turns_so_none_starves(game_service: GameService) -> None:
+    """One game with a long backlog does not hold back the others: with one slot, the
+    games are served in turn (round robin), not one game's backlog first."""
+    svc = game_service
+    big = await game_with_entries(svc, 40, 12)
+    small = [await game_with_entries(svc, 41 + g, 3) for g in range(3)]
+    order: list[int] = []
+
+    async def deliver(entry: OutboxEntry) -> None:
+        order.append(entry.game_id)
+        await asyncio.sleep(0.001)
+
+    worker = OutboxWorker(deliver, service=svc, backoff=TINY, max_concurrent=1)
+    await worker.start()
+    try:
+        await worker.idle()
+    finally:
+        await worker.stop()
+    assert sorted(order) == sorted([big] * 12 + [g for g in small for _ in range(3)])
+    # every small game is done long before the big one's backlog: within 4 turns each
+    last_small = max(i for i, g in enumerate(order) if g != big)
+    assert last_small < 4 * 4, order
+
+
+async def test_lanes_serve_urgent_entries_of_every_game_first(
+        game_service: GameService) -> None:
+    """Lane 0 of every game before lane 1 of any, lane 1 before lane 2; within a lane and
+    game the order of the entries is kept."""
+    svc = game_service
+    lanes = {"announce": 0, "push": 1, "edit": 2}
+    games = []
+    for g in range(4):
+        gid = await svc.create(1, 60 + g, MASTER, "Lanes")
+        items = [OutboxItem(kind=kind, payload={"i": i}) for i, kind in enumerate(
+            ["push", "edit", "announce", "push", "announce", "edit"])]
+        await svc.set_discord(gid, DiscordPatch(), extra_outbox=items)
+        games.append(gid)
+    seen: list[tuple[int, str, int]] = []
+
+    async def deliver(entry: OutboxEntry) -> None:
+        seen.append((entry.game_id, entry.kind, entry.payload["i"]))
+        await asyncio.sleep(0.001)
+
+    worker = OutboxWorker(deliver, service=svc, backoff=TINY, max_concurrent=2,
+                          lane=lambda e: lanes[e.kind], lanes=3)
+    await worker.start()
+    try:
+        await worker.idle()
+    finally:
+        await worker.stop()
+    kinds = [lanes[k] for _, k, _ in seen]
+    assert kinds == sorted(kinds), seen
+    assert len(seen) == 4 * 6
+    for gid in games:
+        mine = [(k, i) for g, k, i in seen if g == gid]
+        assert [i for k, i in mine if k == "push"] == [0, 3]
+        assert [i for k, i in mine if k == "announce"] == [2, 4]
+        assert [i for k, i in mine if k == "edit"] == [1, 5]
