@@ -9,6 +9,8 @@ Sections (README, "Performance"):
   processes the saturated stream again with K bot processes (shard i of K each) on one
             SQLite file (K = --processes, default the CPU count)
   rest      Discord REST calls per complete 12-player game against a lower bound
+  storm     N games' deadlines in the same second under Discord's rate limits (the fake
+            enforces them in real time): delivery times, 429s, interaction p99
   memory    memory per live game at 1,000 live games
   restart   time for a new bot to resume 1,000 live games
   archive   the archive and vote pictures of a 30-player 15-day game, and the event
@@ -34,12 +36,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.storage.budget import GLOBAL_LIMIT
+
 from . import archive as archive_bench
 from . import backends, floor, resume
 from . import engine as engine_bench
 from .e2e import Bench, measure
 from .processes import measure as measure_processes
 from .rest import rest_per_game
+from .storm import deadline_storm, storm_targets
 
 P99_TARGET_MS = 50.0
 FLOOR_RATIO_TARGET = 0.5
@@ -68,6 +73,8 @@ class Sizes:
     live_games: int = 1000
     backend_games: int = 20
     backend_players: int = 12
+    storm_games: int = 500  # live games whose deadlines fall in the same second
+    storm_rate: float = 20.0  # commands/s the players send during the storm
     postgres: str | None = None
     archive_players: int = 30
     archive_days: int = 15
@@ -79,7 +86,7 @@ SMOKE = Sizes(
     e2e_games=[1, 3], e2e_samples={1: 6, 3: 6}, per_game_rate=5.0, saturated_samples=9,
     saturated_workers=3, processes=2, process_games=2, process_samples=6, process_workers=2,
     rotate=3, live_games=4, backend_games=2, backend_players=6, archive_players=8,
-    archive_days=2,
+    archive_days=2, storm_games=3, storm_rate=5.0,
 )
 
 
@@ -156,6 +163,11 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
     out["archive"] = await archive_bench.measure_async(sizes.archive_players,
                                                        sizes.archive_days)
 
+    log(f"storm: {sizes.storm_games} games' deadlines in the same second, "
+        "Discord's rate limits enforced ...")
+    out["storm"] = await deadline_storm(workdir / "storm", sizes.storm_games,
+                                        rate=sizes.storm_rate)
+
     out["machine"]["load_after"] = os.getloadavg()[0]
     out["targets"] = targets(out)
     out["seconds"] = time.perf_counter() - started
@@ -196,6 +208,7 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
         "archive_build_s": {"value": out["archive"]["total_s"],
                             "target": f"< {archive_bench.TARGET_S:g}",
                             "met": bool(out["archive"]["ok"])},
+        **storm_targets(out["storm"]),
     }
 
 
@@ -294,6 +307,18 @@ def table(out: dict[str, Any]) -> str:
     add(f"RESTART {rs['games']} live games: bot ready in {_f(rs['ready_s'], 2)} s "
         f"({rs['deadlines']} deadlines re-armed), every state loaded at "
         f"{_f(rs['loaded_s'], 2)} s (empty database: {_f(rs['loaded_s_empty'], 2)} s)")
+    st = out["storm"]
+    add(f"STORM  {st['games']} live games' deadlines in the same second, Discord's rate "
+        f"limits enforced (set-up {_f(st['setup_s'], 0)} s, not measured)")
+    add(f"  every announcement delivered {_f(st['announced_s'], 2)} s "
+        f"({st['announced_games']} games, {st['announce_requests']} requests; bound at "
+        f"{GLOBAL_LIMIT}/s {_f(st['announce_bound_s'], 2)} s, ratio {_f(st['bound_ratio'], 2)})")
+    add(f"  every private post delivered {_f(st['pushed_s'], 2)} s ({st['pushes']} posts); "
+        f"all delivered {_f(st['all_delivered_s'], 2)} s ({st['requests']} requests, bound "
+        f"{_f(st['all_bound_s'], 2)} s); edits {st['edits']} ({st['coalesced_edits']} joined)")
+    it = st["interactions"]
+    add(f"  429s {st['limited']}; interactions during the storm: n {it['n']}, "
+        f"p50 {_f(it['p50_ms'])} ms, p99 {_f(it['p99_ms'])} ms")
     add("")
     add(archive_bench.table(out["archive"]))
     add("")
@@ -326,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.processes:
         sizes.processes = args.processes
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
-    for sub in ("e2e", "rest"):
+    for sub in ("e2e", "rest", "storm"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     try:
         out = asyncio.run(run(sizes, workdir))

@@ -65,8 +65,16 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert out["restart"]["deadlines"] == SMOKE.live_games
     assert out["memory"]["games"] == SMOKE.live_games
     assert set(out["targets"]) == {"p99_ms_at_max_games", "throughput_over_floor",
-                                   "rest_over_bound", "night_growth_linear", "archive_build_s"}
+                                   "rest_over_bound", "night_growth_linear", "archive_build_s",
+                                   "storm_429s", "storm_p99_ms", "storm_announce_bound"}
     # the archive of a short scripted game was built, sized and timed
     arc = out["archive"]
     assert arc["days"] == SMOKE.archive_days and arc["players"] == SMOKE.archive_players
     assert 0 < arc["html_bytes"] < 1_000_000 and arc["total_s"] > 0 and arc["samples"] > 0
+
+    # the deadline storm under Discord's rate limits: every game announced, none refused
+    storm = out["storm"]
+    assert storm["games"] == SMOKE.storm_games == storm["announced_games"]
+    assert storm["limited"] == 0 and storm["requests"] >= storm["announce_requests"] > 0
+    assert storm["pushes"] > 0 and math.isfinite(storm["bound_ratio"])
+    assert "STORM" in printed

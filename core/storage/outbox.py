@@ -117,11 +117,11 @@ class OutboxWorker:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._serving: dict[tuple[int, int], asyncio.Task[None]] = {}
-        # (game, lane) found empty, and the commit generation it looked at: not served
-        # again until entries are committed (else an empty lane, spawned by every rescan
-        # of its game, would keep a slower lane waiting for it)
-        self._generation = 0
-        self._empty: dict[tuple[int, int], int] = {}
+        # games whose pending entries are being sorted into lanes (with lanes > 1): until
+        # that is done, no lane may go ahead of lanes that game might have work in
+        self._dispatching: dict[int, asyncio.Task[None]] = {}
+        self._scanned = asyncio.Event()
+        self._scanned.set()
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
         self._slots = [FairSlots(max_concurrent) for _ in range(self._lanes)]
@@ -143,7 +143,8 @@ class OutboxWorker:
             self._task = asyncio.create_task(self._run(), name="outbox-worker")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._serving.values()) if t is not None]
+        tasks = [t for t in (self._task, *self._serving.values(), *self._dispatching.values())
+                 if t is not None]
         self._task = None
         await cancel_all(tasks)
         self._serving.clear()
@@ -151,10 +152,10 @@ class OutboxWorker:
         self._busy = [0] * self._lanes
         for event in self._idle:
             event.set()
+        self._dispatching.clear()
+        self._scanned.set()
 
     def wake(self) -> None:
-        """New entries were committed: every lane of every game may have work again."""
-        self._generation += 1
         self._wake.set()
 
     async def idle(self, within: float = 10.0) -> None:
@@ -163,7 +164,7 @@ class OutboxWorker:
         end = loop.time() + within
         while loop.time() < end:
             due = await self._pending_games(next_attempt_at__lte=self._now())
-            if not due and not self._serving:
+            if not due and not self._serving and not self._dispatching:
                 return
             self.wake()
             await asyncio.sleep(0.005)
@@ -192,14 +193,15 @@ class OutboxWorker:
             except Exception:
                 log.exception("outbox scan failed")
                 games = []
-            listed = set(games)
-            self._empty = {k: v for k, v in self._empty.items() if k[0] in listed}
-            for lane in range(self._lanes):  # urgent lanes' tasks first
-                for gid in games:
-                    if (gid, lane) not in self._serving \
-                            and self._empty.get((gid, lane)) != self._generation:
-                        self._set_busy(lane, +1)
-                        self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
+            for gid in games:
+                if self._lanes == 1:
+                    if (gid, 0) not in self._serving:
+                        self._set_busy(0, +1)
+                        self._serving[gid, 0] = asyncio.create_task(self._serve(gid, 0))
+                elif gid not in self._dispatching and not any(
+                        (gid, lane) in self._serving for lane in range(self._lanes)):
+                    self._scanned.clear()
+                    self._dispatching[gid] = asyncio.create_task(self._dispatch(gid))
             await doze(self._wake, self._poll)
 
     async def _pending_games(self, **filters: Any) -> list[int]:
@@ -218,23 +220,44 @@ class OutboxWorker:
         else:
             self._idle[lane].set()
 
+    async def _dispatch(self, game_id: int) -> None:
+        """Sort a game's pending entries into lanes and serve each lane that has some."""
+        try:
+            rows = await Outbox.filter(game_id=game_id, status=PENDING)
+            for lane in sorted({self._lane(_entry(row)) for row in rows}):
+                if (game_id, lane) not in self._serving:
+                    self._set_busy(lane, +1)
+                    self._serving[game_id, lane] = asyncio.create_task(
+                        self._serve(game_id, lane))
+        except Exception:
+            log.exception("outbox scan of game %s failed", game_id)
+        finally:
+            self._dispatching.pop(game_id, None)
+            if not self._dispatching:
+                self._scanned.set()
+
     async def _turn(self, lane: int) -> None:
-        """Wait until no more urgent lane has due work."""
-        for urgent in range(lane):
-            while not self._idle[urgent].is_set():
-                await self._idle[urgent].wait()
+        """Wait until no more urgent lane has due work (nor may have: games being sorted
+        into lanes count as busy in every lane)."""
+        while True:
+            if not self._scanned.is_set():
+                await self._scanned.wait()
+                continue
+            waiting = next((e for e in self._idle[:lane] if not e.is_set()), None)
+            if waiting is None:
+                return
+            await waiting.wait()
 
     async def _due_rows(self, game_id: int, lane: int) -> tuple[list[Outbox], bool]:
         """The game's next pending entries of `lane` (up to a batch) in ordinal order, and
         whether that is all the game has pending in the lane."""
-        scan = self._batch_size if self._lanes == 1 else max(50, self._batch_size)
-        rows = await Outbox.filter(game_id=game_id, status=PENDING) \
-            .order_by("ordinal").limit(scan)
         if self._lanes == 1:
-            mine = rows
-        else:
-            mine = [row for row in rows if self._lane(_entry(row)) == lane]
-        return mine[:self._batch_size], len(rows) < scan and len(mine) <= self._batch_size
+            rows = await Outbox.filter(game_id=game_id, status=PENDING) \
+                .order_by("ordinal").limit(self._batch_size)
+            return rows, len(rows) < self._batch_size
+        rows = await Outbox.filter(game_id=game_id, status=PENDING).order_by("ordinal")
+        mine = [row for row in rows if self._lane(_entry(row)) == lane]
+        return mine[:self._batch_size], len(mine) <= self._batch_size
 
     async def _serve(self, game_id: int, lane: int = 0) -> None:
         """Deliver one game's entries of one lane strictly in ordinal order until none is
@@ -245,12 +268,9 @@ class OutboxWorker:
                 if not busy:
                     self._set_busy(lane, +1)
                     busy = True
-                generation = self._generation
                 rows, complete = await self._due_rows(game_id, lane)
                 if not rows:
-                    self._empty[game_id, lane] = generation
                     return
-                self._empty.pop((game_id, lane), None)
                 head = rows[0]
                 wait = (head.next_attempt_at - self._now()).total_seconds()
                 if wait > 0:
