@@ -149,6 +149,8 @@ async def deadline_storm(workdir: Path, games: int, *, rate: float = 20.0, seed:
             "bound_ratio": announced_s / bound_s if bound_s else float("nan"),
             "all_bound_s": requests / GLOBAL_LIMIT,
             "interactions": summary(every),
+            "interactions_by_kind": {k: summary(bench.probe.samples.get(k, []))
+                                     for k in ("night", "role")},
             "coalesced_edits": bot.budgeted.coalesced,
             "granted": dict(budget.granted),
         }

@@ -76,25 +76,25 @@ def route(event: Event) -> bool:
 # The outbox's priority lanes (OutboxWorker `lane`): under Discord's rate limits every
 # game's public announcement goes out before any private push, and those before cosmetic
 # edits (the signup message; live tallies).
-ANNOUNCE, PRIVATE, COSMETIC = 0, 1, 2
+LANE_ANNOUNCE, LANE_PRIVATE, LANE_COSMETIC = 0, 1, 2
 LANES = 3
 #: lanes of outbox entries that are not engine events, by `Outbox.kind` (a new kind adds
 #: itself here; an unknown kind is a private push)
-LANE_OF_KIND: dict[str, int] = {"signup": COSMETIC, "tally": COSMETIC}
+LANE_OF_KIND: dict[str, int] = {"signup": LANE_COSMETIC, "tally": LANE_COSMETIC}
 
 
 def lane(entry: OutboxEntry) -> int:
     """Which lane an entry waits in (the end of a game is announced at once; closing its
     private channels waits for their last posts, see `_closing`)."""
     if entry.kind != EVENT_KIND:
-        return LANE_OF_KIND.get(entry.kind, PRIVATE)
+        return LANE_OF_KIND.get(entry.kind, LANE_PRIVATE)
     event = entry.payload.get("event") or {}
     kind = event.get("kind")
     if (event.get("audience") or {}).get("kind", "public") != "public":
-        return PRIVATE
+        return LANE_PRIVATE
     if kind in SIGNUP_EVENTS:
-        return COSMETIC
-    return ANNOUNCE
+        return LANE_COSMETIC
+    return LANE_ANNOUNCE
 
 
 def _refresh_only(entry: OutboxEntry) -> bool:

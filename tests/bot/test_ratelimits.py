@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogs.delivery import COSMETIC, PRIVATE
-from tests.bot.helpers import Table, checkin_all, confirmed
+from cogs.delivery import LANE_ANNOUNCE, LANE_COSMETIC, LANE_PRIVATE, lane
+from core.storage.outbox import OutboxEntry
+from tests.bot.helpers import Table, checkin_all
 from tests.harness import Harness
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer"
@@ -82,18 +83,14 @@ async def test_a_storm_of_phase_changes_gets_no_429_and_announcements_go_first(
     assert len(set(order[:len(games)])) == len(games)
 
 
-async def test_the_outbox_lanes_are_named_by_what_entries_hold(h: Harness) -> None:
-    from cogs.delivery import ANNOUNCE, lane
-    from core.storage.outbox import OutboxEntry
-
+def test_the_outbox_lanes_are_named_by_what_entries_hold() -> None:
     def entry(kind: str, audience: str = "public", team: str | None = None) -> OutboxEntry:
         event = {"kind": kind, "audience": {"kind": audience, "team": team}, "data": {}}
         return OutboxEntry(1, 1, 1, "event", {"seq": 1, "event": event}, 0)
 
-    assert lane(entry("phase_started")) == ANNOUNCE
-    assert lane(entry("game_over")) == ANNOUNCE
-    assert lane(entry("clan_turn", "team", "clan:1")) == PRIVATE
-    assert lane(entry("reminder", "players")) == PRIVATE
-    assert lane(entry("joined")) == COSMETIC
-    assert lane(OutboxEntry(1, 1, 1, "signup", {}, 0)) == COSMETIC
-    assert confirmed  # (helpers import kept for the storm above)
+    assert lane(entry("phase_started")) == LANE_ANNOUNCE
+    assert lane(entry("game_over")) == LANE_ANNOUNCE
+    assert lane(entry("clan_turn", "team", "clan:1")) == LANE_PRIVATE
+    assert lane(entry("reminder", "players")) == LANE_PRIVATE
+    assert lane(entry("joined")) == LANE_COSMETIC
+    assert lane(OutboxEntry(1, 1, 1, "signup", {}, 0)) == LANE_COSMETIC
