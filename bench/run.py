@@ -166,7 +166,7 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
     log(f"storm: {sizes.storm_games} games' deadlines in the same second, "
         "Discord's rate limits enforced ...")
     out["storm"] = await deadline_storm(workdir / "storm", sizes.storm_games,
-                                        rate=sizes.storm_rate)
+                                        rate=sizes.storm_rate, log=log)
 
     out["machine"]["load_after"] = os.getloadavg()[0]
     out["targets"] = targets(out)
