@@ -117,11 +117,8 @@ class OutboxWorker:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._serving: dict[tuple[int, int], asyncio.Task[None]] = {}
-        # games whose pending entries are being sorted into lanes (with lanes > 1): until
-        # that is done, no lane may go ahead of lanes that game might have work in
-        self._dispatching: dict[int, asyncio.Task[None]] = {}
-        self._scanned = asyncio.Event()
-        self._scanned.set()
+        # lane of each pending entry seen (by row id): payloads are read once
+        self._lane_of: dict[int, int] = {}
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
         self._slots = [FairSlots(max_concurrent) for _ in range(self._lanes)]
@@ -143,8 +140,7 @@ class OutboxWorker:
             self._task = asyncio.create_task(self._run(), name="outbox-worker")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._serving.values(), *self._dispatching.values())
-                 if t is not None]
+        tasks = [t for t in (self._task, *self._serving.values()) if t is not None]
         self._task = None
         await cancel_all(tasks)
         self._serving.clear()
@@ -152,8 +148,7 @@ class OutboxWorker:
         self._busy = [0] * self._lanes
         for event in self._idle:
             event.set()
-        self._dispatching.clear()
-        self._scanned.set()
+
 
     def wake(self) -> None:
         self._wake.set()
@@ -164,7 +159,7 @@ class OutboxWorker:
         end = loop.time() + within
         while loop.time() < end:
             due = await self._pending_games(next_attempt_at__lte=self._now())
-            if not due and not self._serving and not self._dispatching:
+            if not due and not self._serving:
                 return
             self.wake()
             await asyncio.sleep(0.005)
@@ -188,20 +183,28 @@ class OutboxWorker:
     async def _run(self) -> None:
         while True:
             self._wake.clear()
-            try:
-                games = await self._pending_games()
-            except Exception:
-                log.exception("outbox scan failed")
-                games = []
-            for gid in games:
-                if self._lanes == 1:
+            if self._lanes == 1:
+                try:
+                    games = await self._pending_games()
+                except Exception:
+                    log.exception("outbox scan failed")
+                    games = []
+                for gid in games:
                     if (gid, 0) not in self._serving:
                         self._set_busy(0, +1)
                         self._serving[gid, 0] = asyncio.create_task(self._serve(gid, 0))
-                elif gid not in self._dispatching and not any(
-                        (gid, lane) in self._serving for lane in range(self._lanes)):
-                    self._scanned.clear()
-                    self._dispatching[gid] = asyncio.create_task(self._dispatch(gid))
+            else:
+                try:
+                    pending = await self._pending_lanes()
+                except Exception:
+                    log.exception("outbox scan failed")
+                    pending = []
+                # every lane with work is counted busy in this one step, urgent lanes
+                # first: no slower lane goes ahead of a game not yet looked at
+                for gid, lane in pending:
+                    if (gid, lane) not in self._serving:
+                        self._set_busy(lane, +1)
+                        self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
             await doze(self._wake, self._poll)
 
     async def _pending_games(self, **filters: Any) -> list[int]:
@@ -220,29 +223,30 @@ class OutboxWorker:
         else:
             self._idle[lane].set()
 
-    async def _dispatch(self, game_id: int) -> None:
-        """Sort a game's pending entries into lanes and serve each lane that has some."""
-        try:
-            rows = await Outbox.filter(game_id=game_id, status=PENDING)
-            for lane in sorted({self._lane(_entry(row)) for row in rows}):
-                if (game_id, lane) not in self._serving:
-                    self._set_busy(lane, +1)
-                    self._serving[game_id, lane] = asyncio.create_task(
-                        self._serve(game_id, lane))
-        except Exception:
-            log.exception("outbox scan of game %s failed", game_id)
-        finally:
-            self._dispatching.pop(game_id, None)
-            if not self._dispatching:
-                self._scanned.set()
+    async def _pending_lanes(self) -> list[tuple[int, int]]:
+        """(game, lane) pairs with pending entries, urgent lanes first; each entry's
+        payload is read once to learn its lane."""
+        query = Outbox.filter(status=PENDING)
+        if self._owns is None:
+            rows = [(int(i), int(g), 0) for i, g in
+                    await query.values_list("id", "game_id")]
+        else:
+            owns = self._owns
+            rows = [(int(i), int(g), 0) for i, g, guild in
+                    await query.values_list("id", "game_id", "game__guild_id")
+                    if owns(int(guild))]
+        unknown = [i for i, _, _ in rows if i not in self._lane_of]
+        for start in range(0, len(unknown), 500):
+            for row in await Outbox.filter(id__in=unknown[start:start + 500]):
+                self._lane_of[row.id] = self._lane(_entry(row))
+        live = {i for i, _, _ in rows}
+        self._lane_of = {i: lane for i, lane in self._lane_of.items() if i in live}
+        pairs = {(g, self._lane_of[i]) for i, g, _ in rows if i in self._lane_of}
+        return sorted(pairs, key=lambda p: (p[1], p[0]))
 
     async def _turn(self, lane: int) -> None:
-        """Wait until no more urgent lane has due work (nor may have: games being sorted
-        into lanes count as busy in every lane)."""
+        """Wait until no more urgent lane has due work."""
         while True:
-            if not self._scanned.is_set():
-                await self._scanned.wait()
-                continue
             waiting = next((e for e in self._idle[:lane] if not e.is_set()), None)
             if waiting is None:
                 return

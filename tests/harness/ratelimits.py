@@ -213,7 +213,8 @@ class RateLimits:
         return None, self._headers(bucket, limit, w, now)
 
     def _headers(self, bucket: str, limit: Limit, w: Window, now: float) -> dict[str, str]:
-        reset_after = max(0.0, w.start + limit.window - now)
+        # rounded up: a client that waits exactly this long finds the window over
+        reset_after = math.ceil(max(0.0, w.start + limit.window - now) * 1000) / 1000
         return {
             "X-RateLimit-Limit": str(limit.limit),
             "X-RateLimit-Remaining": str(max(0, limit.limit - w.count)),
