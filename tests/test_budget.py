@@ -1,0 +1,91 @@
+"""The client-side request budget (core/storage/budget.py) and its HTTP wrapper
+(cogs/ratelimits.py): limits held, priorities kept, edits of one message coalesced."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from discord.http import Route
+
+from cogs.ratelimits import COSMETIC, BudgetedHTTP
+from core.storage.budget import Key, RateBudget
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def at_least(self, moment: float) -> None:
+        self.now = max(self.now, moment)
+
+
+async def test_no_more_than_the_limit_in_any_window() -> None:
+    clock = Clock()
+    budget = RateBudget(global_limit=3, clock=clock, skip=clock.at_least)
+    sent: list[tuple[float, str]] = []
+
+    async def request(name: str, priority: int) -> None:
+        release = await budget.acquire([Key("msg:1", 100, 1.0)], priority)
+        sent.append((clock.now, name))
+        release()
+
+    await asyncio.gather(*(request(f"low{i}", 2) for i in range(4)),
+                         *(request(f"high{i}", 1) for i in range(4)))
+    # any window of 1 s (Discord's) holds at most 3
+    times = [t for t, _ in sent]
+    assert all(sum(1 for u in times if t <= u < t + 1.0) <= 3 for t in times)
+    assert budget.granted == {1: 4, 2: 4}
+
+
+async def test_a_request_in_flight_counts_until_answered() -> None:
+    clock = Clock()
+    budget = RateBudget(global_limit=1, clock=clock, skip=clock.at_least)
+    release = await budget.acquire()
+    second = asyncio.ensure_future(budget.acquire())
+    clock.now = 5.0  # long past the window, but the first is still in flight
+    await asyncio.sleep(0)
+    budget._pump()
+    await asyncio.sleep(0)
+    assert not second.done()
+    release()
+    await asyncio.sleep(0.01)
+    assert second.done()
+
+
+class _Bot:
+    def __init__(self) -> None:
+        self.private_index: dict[int, int] = {}
+
+    def get_channel(self, cid: int) -> None:
+        return None
+
+
+async def test_waiting_edits_of_one_message_are_sent_once_with_the_newest_content() -> None:
+    clock = Clock()
+    budget = RateBudget(global_limit=1, clock=clock)  # real waits: the queue holds them
+    sends: list[dict[str, Any]] = []
+
+    async def send(route: Route, **kwargs: Any) -> Any:
+        sends.append(dict(kwargs["json"]))
+        return {"id": "9", **kwargs["json"]}
+
+    http = BudgetedHTTP(_Bot(), budget, send)  # type: ignore[arg-type]
+    blocker = await budget.acquire()  # the global window is full for now
+    route = Route("PATCH", "/channels/{channel_id}/messages/{message_id}",
+                  channel_id=1, message_id=9)
+    edits = [asyncio.ensure_future(http.request(route, json={"content": f"v{i}"}))
+             for i in range(3)]
+    await asyncio.sleep(0.01)
+    assert sends == []
+    blocker()
+    clock.now = 2.0
+    budget._pump()
+    answers = await asyncio.gather(*edits)
+    assert sends == [{"content": "v2"}]
+    assert all(a["content"] == "v2" for a in answers)
+    assert http.coalesced == 2
+    assert http.priority(route) == COSMETIC
