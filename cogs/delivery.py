@@ -79,8 +79,11 @@ def route(event: Event) -> bool:
 LANE_ANNOUNCE, LANE_PRIVATE, LANE_COSMETIC = 0, 1, 2
 LANES = 3
 #: lanes of outbox entries that are not engine events, by `Outbox.kind` (a new kind adds
-#: itself here; an unknown kind is a private push)
-LANE_OF_KIND: dict[str, int] = {"signup": LANE_COSMETIC, "tally": LANE_COSMETIC}
+#: itself here; an unknown kind, like a player's private push, is private). The game's
+#: ping role is synced in the announcements' lane: an announcement pings the role as it
+#: stands after its command (cogs/places.py).
+LANE_OF_KIND: dict[str, int] = {"signup": LANE_COSMETIC, "tally": LANE_COSMETIC,
+                                "ping_role": LANE_ANNOUNCE}
 
 
 def lane(entry: OutboxEntry) -> int:

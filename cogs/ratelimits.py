@@ -8,7 +8,8 @@ guild more tightly than the headers tell in advance, to that key; it waits by pr
 
   URGENT    anything an interaction may be waiting for (lookups, DMs opened ...)
   ANNOUNCE  a message in a public channel (a game's announcements)
-  PRIVATE   a message in a private channel, thread or DM; channel and role set-up
+            and the game's ping role (created, given, taken)
+  PRIVATE   a message in a private channel, thread or DM; channel set-up
   COSMETIC  an edit of a message (the signup message, a live tally)
 
 While an edit of a message waits, a newer edit of the same message joins it: one request
@@ -36,12 +37,15 @@ MESSAGES = "POST /channels/{channel_id}/messages"
 EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
 CHANNEL_EDIT = "PATCH /channels/{channel_id}"
 SETUP = frozenset({
-    "POST /guilds/{guild_id}/channels", "POST /guilds/{guild_id}/roles",
-    "PATCH /guilds/{guild_id}/roles/{role_id}", CHANNEL_EDIT, "DELETE /channels/{channel_id}",
+    "POST /guilds/{guild_id}/channels", CHANNEL_EDIT, "DELETE /channels/{channel_id}",
     "PUT /channels/{channel_id}/permissions/{target}",
     "DELETE /channels/{channel_id}/permissions/{target}",
     "POST /channels/{channel_id}/threads",
     "PUT /channels/{channel_id}/thread-members/{user_id}",
+})
+# the game's ping role: its announcement waits for it, so it goes with announcements
+ROLES = frozenset({
+    "POST /guilds/{guild_id}/roles", "PATCH /guilds/{guild_id}/roles/{role_id}",
     "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}",
     "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}",
 })
@@ -102,6 +106,8 @@ class BudgetedHTTP:
             return ANNOUNCE if public else PRIVATE
         if method_path in SETUP:
             return PRIVATE
+        if method_path in ROLES:
+            return ANNOUNCE
         return URGENT
 
     async def request(self, route: Route, **kwargs: Any) -> Any:
