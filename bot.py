@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import sys
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,14 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from cogs.utils.errors import send_error
+from cogs.utils.seen import _seen_phase, saw_phase
 from core.access import GameLimits
 from core.commands import Command
 from core.engine import PHASE_BOUND
 from core.errors import RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
-from core.state import GameState
 from core.storage.budget import RateBudget
 from core.storage.db import close_db, init_db
 from core.storage.outbox import OutboxWorker
@@ -51,8 +51,6 @@ class MafiaTree(app_commands.CommandTree["MafiaBot"]):
 
     async def on_error(self, interaction: discord.Interaction[Any],
                        error: app_commands.AppCommandError) -> None:
-        from cogs.base import send_error
-
         original = getattr(error, "original", error)
         if isinstance(original, RuleError):
             await send_error(interaction, original)
@@ -113,10 +111,9 @@ class MafiaBot(commands.Bot):
     async def setup_hook(self) -> None:
         if self.manage_db:
             await init_db(self.settings.database_url)
-        from cogs.translator import CatalogueTranslator
         from cogs.ui.components import DYNAMIC_ITEMS
 
-        await self.tree.set_translator(CatalogueTranslator())
+        await self.load_extension("cogs.translator")
         for ext in EXTENSIONS:
             await self.load_extension(ext)
         from cogs.desk import DESK_ITEMS
@@ -199,17 +196,6 @@ class MafiaBot(commands.Bot):
         if seen is not None and seen[0] == info.id and command.kind in PHASE_BOUND:
             command = command.model_copy(update={"seen": (seen[1], seen[2])})
         return await self.service.apply(info.id, command)
-
-
-# --- phase races ----------------------------------------------------------------------
-_seen_phase: ContextVar[tuple[int, int, int] | None] = ContextVar("mafia_seen_phase",
-                                                                 default=None)
-
-
-def saw_phase(game_id: int, state: GameState) -> None:
-    """Remember which phase (GameState.serial, .number) the interaction being handled was
-    sent in: a context variable, private to the interaction's own task."""
-    _seen_phase.set((game_id, state.serial, state.number))
 
 
 def _route(event: Any) -> bool:

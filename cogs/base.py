@@ -17,13 +17,9 @@ from discord.ext import commands
 
 from core import commands as c
 from core.errors import RuleError
-from core.i18n import has_key, t
-from core.narrate import describe_error
 from core.state import GameState
 from core.storage.service import Applied, GameInfo
 from core.visibility import PublicView, player_labels, public_view
-
-from .ui.text import mention, user_lang
 
 if TYPE_CHECKING:
     from bot import MafiaBot
@@ -40,24 +36,6 @@ def is_admin(interaction: discord.Interaction[Any]) -> bool:
     perms = interaction.permissions
     return bool(perms.manage_guild or perms.administrator)
 
-
-def readable_params(code: str, params: dict[str, Any], lang: str) -> dict[str, Any]:
-    """Identifiers in a refusal's parameters as words: a role id by the role's name."""
-    out = dict(params)
-    name = out.get("name")
-    if code == "unknown_role" and isinstance(name, str) and has_key(f"role.{name}.name", lang):
-        out["name"] = t(f"role.{name}.name", lang)
-    return out
-
-
-async def send_error(interaction: discord.Interaction[Any], err: RuleError) -> None:
-    """The one place a refusal is rendered: ephemeral, in the user's language."""
-    lang = user_lang(interaction)
-    text = describe_error(err.code, readable_params(err.code, err.params, lang), mention, lang)
-    if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=True)
-    else:
-        await interaction.response.send_message(text, ephemeral=True)
 
 
 class GameCog(commands.Cog):

@@ -33,17 +33,29 @@ from core.events import Event
 from core.i18n import t
 from core.narrate import team_name
 from core.rules.channels import team_access
-from core.storage.outbox import OutboxEntry, RetryAfter, Undeliverable
+from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
 from core.visibility import living_choices
 
 from .overwrites import member_overwrite
 from .places import PLACES_KINDS, Places, is_place_key, ping_args
 from .ui.components import day_view, role_view
-from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, pack, split_embed
+from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
 from .ui.lobby import signup_embed
 from .ui.markup import no_pings, only_users, user_text
 from .ui.render import event_embed
+from .utils.posting import (
+    BOT_ALLOW,
+    HIDDEN,
+    NONCE_MAX,
+    channel_marker,
+    entry_key,
+    find_marked,
+    nonce,
+    post,
+    retry_after,
+)
+from .utils.posting import translated as _translated
 
 if TYPE_CHECKING:
     from bot import MafiaBot
@@ -51,13 +63,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SIGNUP_EVENTS = frozenset({"joined", "left", "roles_set", "options_set"})
-
-# The bot's own overwrite: what it needs in a channel @everyone cannot see. Managing
-# the channel comes from its guild role (granting manage_permissions in an
-# overwrite would need Administrator).
-BOT_ALLOW = discord.PermissionOverwrite(
-    view_channel=True, send_messages=True, read_message_history=True, embed_links=True)
-HIDDEN = discord.PermissionOverwrite(view_channel=False)
 
 
 # Events posted in a private channel rather than the game channel: a team's, or the
@@ -107,67 +112,6 @@ def _refresh_only(entry: OutboxEntry) -> bool:
     event = (entry.payload.get("event") or {}) if entry.kind == EVENT_KIND else {}
     return event.get("kind") in SIGNUP_EVENTS \
         and (event.get("audience") or {}).get("kind", "public") == "public"
-
-
-NONCE_MAX = 25  # Discord: a nonce is at most 25 characters
-
-
-def nonce(key: str, part: int) -> str:
-    """The nonce of part `part` of the message `key` names (stable across retries)."""
-    value = f"{key}.{part}"
-    if len(value) <= NONCE_MAX:
-        return value
-    import hashlib
-
-    return hashlib.blake2b(value.encode(), digest_size=12).hexdigest()[:NONCE_MAX]
-
-
-def entry_key(entry: OutboxEntry, step: str = "") -> str:
-    """A message's identity from the outbox entry that owes it: game, ordinal and which
-    of the entry's messages (`step`)."""
-    return f"g{entry.game_id}o{entry.ordinal}{step}"
-
-
-async def post(channel: discord.abc.Messageable, key: str, *, content: str | None = None,
-               embeds: list[discord.Embed] | None = None, view: discord.ui.View | None = None,
-               mentions: discord.AllowedMentions | None = None, first: int = 0,
-               files: list[discord.File] | None = None) -> list[discord.Message]:
-    """The one way the outbox posts: the payload split to Discord's limits (`pack`), each
-    part sent with its own nonce (`key` and the part's number, from `first`) and explicit
-    allowed mentions (nobody unless `mentions` says whom); the view goes on the last part.
-    Part 0 is named `key.first`, further parts `key.first.i`: never the name another
-    message of the same entry (which starts at another piece) uses. `files` go on the
-    first part; if Discord refuses them (no Attach Files), the part goes without them:
-    a picture or the archive never holds back an announcement."""
-    parts = pack(content, embeds)
-    sent = []
-    for i, part in enumerate(parts):
-        extra: dict[str, Any] = {"view": view} if view is not None and i == len(parts) - 1 \
-            else {}
-        fields: dict[str, Any] = dict(
-            content=part.content, embeds=part.embeds,
-            nonce=nonce(key, first) if i == 0 else nonce(f"{key}.{first}", i),
-            allowed_mentions=mentions or no_pings(), **extra)
-        if i == 0 and files:
-            try:
-                sent.append(await channel.send(files=files, **fields))
-                continue
-            except discord.Forbidden as exc:
-                log.warning("files refused in channel %s (%s); posting without them",
-                            getattr(channel, "id", "?"), exc)
-        sent.append(await channel.send(**fields))
-    return sent
-
-
-def _translated(exc: discord.HTTPException) -> Exception:
-    """What the outbox should do about a refusal: wait (429), give up at once (404: the
-    channel or message is gone, and retrying for minutes would only delay telling the
-    master), or count a failed attempt (anything else)."""
-    if exc.status == 429:
-        return RetryAfter(retry_after(exc))
-    if exc.status == 404:
-        return Undeliverable(str(exc))
-    return exc
 
 
 class Delivery:
@@ -592,28 +536,5 @@ def same_command(entries: list[OutboxEntry]) -> list[OutboxEntry]:
     return run
 
 
-def channel_marker(game_id: int, team: str) -> str:
-    """What a private channel's topic ends with: which game and team it belongs to, so a
-    creation repeated after a crash finds the channel instead of making a second one."""
-    return f"[mafia {game_id} {team}]"
-
-
-def find_marked(guild: discord.Guild, marker: str, *, exclude: set[int]
-                ) -> discord.TextChannel | None:
-    for channel in guild.text_channels:
-        if channel.id not in exclude and (channel.topic or "").endswith(marker):
-            return channel
-    return None
-
-
-def retry_after(exc: discord.HTTPException) -> float:
-    """The wait Discord asked for after a 429 discord.py stopped retrying."""
-    headers = getattr(exc.response, "headers", None) or {}
-    for name in ("Retry-After", "retry-after", "X-RateLimit-Reset-After"):
-        try:
-            value = float(headers[name])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if value > 0:
-            return value
-    return 1.0
+__all__ = ["BOT_ALLOW", "HIDDEN", "NONCE_MAX", "Delivery", "channel_marker", "entry_key",
+           "find_marked", "nonce", "post", "retry_after", "route"]

@@ -35,8 +35,17 @@ from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo
 
 from .base import is_admin, now, parse_player
+from .overwrites import member_overwrite
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
+from .utils.posting import (
+    BOT_ALLOW,
+    HIDDEN,
+    channel_marker,
+    entry_key,
+    find_marked,
+    post,
+)
 
 if TYPE_CHECKING:
     from bot import MafiaBot
@@ -52,8 +61,6 @@ EMBED_TEXT = 4000  # an embed description holds 4096
 # --- the channel and its feed ----------------------------------------------------------
 def desk_overwrites(guild: discord.Guild, master_id: int) -> dict[Any, discord.PermissionOverwrite]:
     """@everyone denied, the master reads and writes, the bot keeps access; nobody else."""
-    from .delivery import BOT_ALLOW, HIDDEN, member_overwrite
-
     return {guild.default_role: HIDDEN, guild.me: BOT_ALLOW,
             discord.Object(id=master_id): member_overwrite(True)}
 
@@ -63,8 +70,6 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
     """The game's desk channel: the stored one, else one an interrupted try created
     (found by its topic's marker), else a new one; its id is stored before the welcome
     is posted (with a nonce, so a repeated try does not post it twice)."""
-    from .delivery import channel_marker, entry_key, find_marked, post
-
     guild = delivery._guild(info)
     current = await delivery.service.info(info.id)
     channel_id = current.private_channels.get(DESK)
@@ -109,8 +114,6 @@ async def master_event(delivery: Delivery, info: GameInfo, event: Event,
                        entry: OutboxEntry) -> None:
     """One master event posted on the desk (a long explanation over several embeds and,
     if need be, messages; each message with its nonce, pinging nobody)."""
-    from .delivery import entry_key, post
-
     channel = await ensure_desk(delivery, info, entry)
     text = desk_text(escaped(event), mention, info.language)
     await post(channel, entry_key(entry), embeds=embeds_of(text))

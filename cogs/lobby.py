@@ -15,12 +15,13 @@ from core.i18n import t
 from core.state import Options
 from core.storage.service import DiscordPatch
 
-from .base import GameCog, now, send_error
+from .base import GameCog
 from .ui.components import signup_view
 from .ui.lobby import signup_embed
-from .ui.markup import user_text
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
+from .utils.actions import join_or_leave
+from .utils.errors import send_error
 
 # The posting permissions are needed to DENY them to the dead in their team channels
 # (a bot can set only the permissions it holds: cogs/overwrites.py). Files and links
@@ -45,25 +46,6 @@ def refuse_missing(interaction: discord.Interaction[Any], needed: tuple[str, ...
         names = ", ".join(t(f"permission.{m}", lang) for m in missing)
         raise RuleError("bot_missing_permissions", permissions=names)
 
-
-async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, action: str
-                        ) -> None:
-    """Shared by /game join|leave and the signup message's buttons."""
-    bot = interaction.client
-    info = await bot.service.info(game_id)  # type: ignore[attr-defined]
-    cmd: c.Command
-    if action == "join":
-        name = getattr(interaction.user, "display_name", interaction.user.name)
-        cmd = c.Join(by=interaction.user.id, at=now(), name=name[:100],
-                     bot=interaction.user.bot, handle=interaction.user.name[:100])
-    else:
-        cmd = c.Leave(by=interaction.user.id, at=now())
-    applied = await bot.apply(info, cmd)  # type: ignore[attr-defined]
-    lang = user_lang(interaction)
-    key = "lobby.joined" if action == "join" else "lobby.left"
-    await interaction.response.send_message(
-        t(key, lang, title=user_text(info.title), count=len(applied.state.players)),
-        ephemeral=True)
 
 
 class Lobby(GameCog):

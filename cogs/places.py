@@ -32,6 +32,7 @@ from core.visibility import card
 from .ui.markup import only_role, only_users
 from .ui.render import card_embed, event_embed
 from .ui.text import mention
+from .utils.posting import entry_key, post
 
 if TYPE_CHECKING:
     from bot import MafiaBot
@@ -262,8 +263,6 @@ class Places:
     async def _send(self, thread_id: int, content: str, embeds: list[discord.Embed],
                     holder: int, entry: OutboxEntry) -> None:
         """Through the shared `post` (Discord's limits, nonces), pinging the holder alone."""
-        from .delivery import entry_key, post
-
         key = entry_key(entry)
         if await self._seen(thread_id, key, embeds):
             return

@@ -7,20 +7,9 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from core.visibility import card
-
 from .base import GameCog
-from .ui.render import card_embed
-from .ui.text import command_kwargs, user_lang
-
-
-async def send_card(interaction: discord.Interaction[Any], game_id: int) -> None:
-    """The caller's own card, as an ephemeral reply: the only way a role is shown."""
-    bot: Any = interaction.client
-    state = await bot.service.state(game_id)
-    mine = card(state, interaction.user.id)
-    await interaction.response.send_message(
-        embed=card_embed(mine, state, user_lang(interaction)), ephemeral=True)
+from .ui.text import command_kwargs
+from .utils.actions import send_card
 
 
 class Roles(GameCog):

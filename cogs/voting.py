@@ -17,29 +17,10 @@ from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
 
-from .base import GameCog, PlayerArg, now, parse_player
+from .base import GameCog, PlayerArg, parse_player
 from .ui.render import reply_embed, tally_embed
 from .ui.text import command_kwargs, localized, user_lang
-
-
-async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target: int, *,
-                    shout: bool, day: int | None = None) -> None:
-    """Shared by /vote and the day announcement's menu; the outbox posts the vote."""
-    bot: Any = interaction.client
-    info = await bot.service.info(game_id)
-    state = await bot.service.state(game_id)
-    if day is not None and (state.number != day or state.phase.value != "day"):
-        raise RuleError("menu_expired")
-    if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
-        from bot import saw_phase
-
-        saw_phase(game_id, state)
-    perms = interaction.permissions
-    applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
-                                           shout=shout, admin=bool(perms.manage_guild)))
-    event = next(e for e in applied.events if e.kind == "vote_cast")
-    await interaction.response.send_message(embed=reply_embed(event, info.language),
-                                            ephemeral=True)
+from .utils.actions import cast_vote
 
 
 class Voting(GameCog):

@@ -47,3 +47,143 @@ def test_ruff_clean() -> None:
 def test_mypy_clean_on_core() -> None:
     run = subprocess.run([_tool("mypy"), "core"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+# --- the import graph: no circles, every import points down the layers -----------------
+LAYERS = ("bot.py", "cli.py", "cogs", "core", "archive")
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    out = {}
+    for top in LAYERS:
+        path = root / top
+        for f in [path] if path.suffix == ".py" else sorted(path.rglob("*.py")):
+            if not f.exists():
+                continue
+            parts = list(f.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = f
+    return out
+
+
+def _runtime_imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules `name` imports when it runs (function bodies included,
+    `if TYPE_CHECKING:` blocks left out)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def add(module: str) -> None:
+        while module and module not in known:
+            module = module.rpartition(".")[0]
+        if module and module != name:
+            found.add(module)
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for stmt in child.orelse:
+                    visit_one(stmt)
+                continue
+            visit_one(child)
+
+    def visit_one(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([module] if module else []))
+            for alias in node.names:
+                add(f"{module}.{alias.name}" if f"{module}.{alias.name}" in known else module)
+        visit(node)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    modules = _modules(root)
+    return {n: _runtime_imports(n, p, set(modules)) for n, p in modules.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def _extensions(root: Path = ROOT) -> set[str]:
+    """Cog modules loaded by name (they define `setup`)."""
+    out = set()
+    for name, path in _modules(root).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if name.startswith("cogs.") and any(
+                isinstance(n, ast.AsyncFunctionDef | ast.FunctionDef) and n.name == "setup"
+                for n in tree.body):
+            out.add(name)
+    return out
+
+
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_no_import_cycles() -> None:
+    assert import_cycles(import_graph()) == []
+
+
+def test_imports_point_down_the_layers() -> None:
+    graph = import_graph()
+    extensions = _extensions()
+    wrong = sorted(
+        (m, i) for m, imports in graph.items() for i in imports
+        if (_top(m) == "core" and _top(i) in ("cogs", "bot", "cli", "archive"))
+        or (_top(m) in ("cogs", "archive") and _top(i) in ("bot", "cli"))
+        or (m == "bot" and i in extensions))
+    assert wrong == []
+
+
+def test_the_graph_sees_a_circle_through_a_function_body(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("")
+    (tmp_path / "core" / "a.py").write_text("from core import b\n")
+    (tmp_path / "core" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import bot\n"
+        "def f():\n    from .a import x\n")
+    graph = import_graph(tmp_path)
+    assert import_cycles(graph) == [["core.a", "core.b"]]
+    assert "bot" not in graph["core.b"]

@@ -13,6 +13,9 @@ from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
 
+from ..utils.actions import cast_vote, join_or_leave, send_card
+from ..utils.errors import send_error
+
 if TYPE_CHECKING:
     from bot import MafiaBot
 
@@ -22,8 +25,6 @@ log = logging.getLogger("mafia")
 
 async def _guarded(interaction: discord.Interaction[Any], work: Any) -> None:
     """Component callbacks report refusals and failures like commands do (MafiaTree)."""
-    from cogs.base import send_error
-
     try:
         await work
     except RuleError as err:
@@ -49,8 +50,6 @@ class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(int(match["game"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from cogs.roles import send_card
-
         await _guarded(interaction, send_card(interaction, self.game_id))
 
 
@@ -69,8 +68,6 @@ class SignupButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(match["action"], int(match["game"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from cogs.lobby import join_or_leave
-
         await _guarded(interaction, join_or_leave(interaction, self.game_id, self.action))
 
 
@@ -92,8 +89,6 @@ class VoteSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
         return cls(int(match["game"]), int(match["day"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from cogs.voting import cast_vote
-
         values = (interaction.data or {}).get("values", [])  # type: ignore[union-attr]
         target = int(values[0]) if values else 0
         await _guarded(interaction, cast_vote(interaction, self.game_id, target,

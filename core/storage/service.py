@@ -43,6 +43,8 @@ from core.events import EVENTS_ADAPTER, Event
 from core.state import GameState, Options, PhaseKind
 from core.storage import statements
 from core.storage.groupcommit import GroupCommitter
+from core.storage.hooks import Commit as Commit
+from core.storage.hooks import CommitHook as CommitHook
 from core.storage.models import EventLog, Game, GamePlayer, GuildSettings, UserStats
 from core.storage.timing import utcnow
 from core.storage.wallets import currency_hook, stamp_funds
@@ -136,23 +138,6 @@ class Applied:
     seq: int
 
 
-@dataclass(frozen=True)
-class Commit:
-    """What a commit hook sees: the command being committed and its outcome."""
-
-    game_id: int
-    guild_id: int
-    command: Command
-    old: GameState
-    new: GameState
-    events: list[Event]
-
-
-# Runs inside the command's transaction (e.g. the currency module's ledger rows), which
-# other games' commands may share (core/storage/groupcommit.py): it must only write
-# through `conn`, with no effect outside the database. Raising (RuleError included)
-# rolls the whole command back.
-CommitHook = Callable[[BaseDBAsyncClient, Commit], Awaitable[None]]
 # Extra outbox entries derived from a command (e.g. core.places: pushes to the players'
 # private places): (kind, payload) rows to write before the command's event rows, and
 # rows to write after them. Pure: it runs inside the command's transaction.

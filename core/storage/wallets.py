@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.expressions import F
@@ -19,10 +18,8 @@ from core.commands import Command
 from core.errors import RuleError
 from core.rules.economy import OPENING_BALANCE, ledger_entries
 from core.state import GameState
+from core.storage.hooks import Commit
 from core.storage.models import Ledger, Wallet
-
-if TYPE_CHECKING:
-    from core.storage.service import Commit
 
 OPENING_REASON = "opening"
 

@@ -1,0 +1,67 @@
+"""What a command and a persistent component share: showing the caller's card, joining
+or leaving, casting a vote. Here, not in the cogs, so that the components
+(cogs/ui/components.py) reach them without importing a cog extension."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from core import commands as c
+from core.errors import RuleError
+from core.i18n import t
+from core.visibility import card
+
+from ..base import now
+from ..ui.markup import user_text
+from ..ui.render import card_embed, reply_embed
+from ..ui.text import user_lang
+from .seen import saw_phase
+
+
+async def send_card(interaction: discord.Interaction[Any], game_id: int) -> None:
+    """The caller's own card, as an ephemeral reply: the only way a role is shown."""
+    bot: Any = interaction.client
+    state = await bot.service.state(game_id)
+    mine = card(state, interaction.user.id)
+    await interaction.response.send_message(
+        embed=card_embed(mine, state, user_lang(interaction)), ephemeral=True)
+
+
+async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, action: str
+                        ) -> None:
+    """Shared by /game join|leave and the signup message's buttons."""
+    bot = interaction.client
+    info = await bot.service.info(game_id)  # type: ignore[attr-defined]
+    cmd: c.Command
+    if action == "join":
+        name = getattr(interaction.user, "display_name", interaction.user.name)
+        cmd = c.Join(by=interaction.user.id, at=now(), name=name[:100],
+                     bot=interaction.user.bot, handle=interaction.user.name[:100])
+    else:
+        cmd = c.Leave(by=interaction.user.id, at=now())
+    applied = await bot.apply(info, cmd)  # type: ignore[attr-defined]
+    lang = user_lang(interaction)
+    key = "lobby.joined" if action == "join" else "lobby.left"
+    await interaction.response.send_message(
+        t(key, lang, title=user_text(info.title), count=len(applied.state.players)),
+        ephemeral=True)
+
+
+async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target: int, *,
+                    shout: bool, day: int | None = None) -> None:
+    """Shared by /vote and the day announcement's menu; the outbox posts the vote."""
+    bot: Any = interaction.client
+    info = await bot.service.info(game_id)
+    state = await bot.service.state(game_id)
+    if day is not None and (state.number != day or state.phase.value != "day"):
+        raise RuleError("menu_expired")
+    if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
+        saw_phase(game_id, state)
+    perms = interaction.permissions
+    applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
+                                           shout=shout, admin=bool(perms.manage_guild)))
+    event = next(e for e in applied.events if e.kind == "vote_cast")
+    await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                            ephemeral=True)
