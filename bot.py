@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs.utils.errors import send_error
-from cogs.utils.seen import _seen_phase, saw_phase
 from core.access import GameLimits
 from core.commands import Command
-from core.engine import PHASE_BOUND
 from core.errors import RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
@@ -165,10 +164,10 @@ class MafiaBot(commands.Bot):
     async def find_game(self, interaction: discord.Interaction[Any], *,
                         finished: bool = False) -> GameInfo:
         """The game a command is about: this channel's, its private channel's, or (in
-        DMs) the caller's only running game. Notes the phase the caller saw (`saw_phase`)."""
+        DMs) the caller's only running game, with the phase the caller saw (`seen`)."""
         info = await self._find_game(interaction, finished=finished)
-        saw_phase(info.id, await self.service.state(info.id))
-        return info
+        state = await self.service.state(info.id)
+        return replace(info, seen=(state.serial, state.number))
 
     async def _find_game(self, interaction: discord.Interaction[Any], *,
                          finished: bool) -> GameInfo:
@@ -190,11 +189,9 @@ class MafiaBot(commands.Bot):
         raise RuleError("no_game_here")
 
     async def apply(self, info: GameInfo, command: Command) -> Applied:
-        """Apply through the service, telling the engine which phase the sender saw (a
-        phase-bound command whose phase ended on its way is refused as `phase_ended`)."""
-        seen = _seen_phase.get()
-        if seen is not None and seen[0] == info.id and command.kind in PHASE_BOUND:
-            command = command.model_copy(update={"seen": (seen[1], seen[2])})
+        """Apply through the service. The cog stamped the phase the sender saw on a
+        phase-bound command (`core.commands.stamped`): if that phase ended on its way,
+        the engine refuses it as `phase_ended`."""
         return await self.service.apply(info.id, command)
 
 

@@ -52,7 +52,8 @@ class GameCog(commands.Cog):
 
     async def apply(self, interaction: discord.Interaction[Any], info: GameInfo,
                     cmd: type[c._Cmd], **fields: Any) -> Applied:
-        command = cmd(by=interaction.user.id, at=now(), admin=is_admin(interaction), **fields)
+        command = c.stamped(cmd(by=interaction.user.id, at=now(), admin=is_admin(interaction),
+                                **fields), info.seen)
         return await self.bot.apply(info, command)  # type: ignore[arg-type]
 
     async def view(self, info: GameInfo) -> tuple[GameState, PublicView]:

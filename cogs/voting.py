@@ -41,7 +41,8 @@ class Voting(GameCog):
                    shout: bool = False) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
-        await cast_vote(interaction, info.id, parse_player(player, state), shout=shout)
+        await cast_vote(interaction, info.id, parse_player(player, state), shout=shout,
+                        seen=info.seen)
 
     @app_commands.command(**command_kwargs("unvote"))
     @app_commands.guild_only()

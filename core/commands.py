@@ -27,6 +27,21 @@ class _Cmd(BaseModel):
         return False
 
 
+
+# Commands whose meaning depends on the phase the sender was looking at: a vote, a night
+# order (given by night, or by day for the coming night), a check-in, a purchase (an
+# order by day, a purchase by night), the master's "end this phase" or "extend it".
+PHASE_BOUND = frozenset({"vote", "unvote", "night", "checkin", "buy", "cast", "advance",
+                         "extend"})
+
+
+def stamped(command: Command, seen: tuple[int, int] | None) -> Command:
+    """`command` carrying the phase its sender saw (`_Cmd.seen`) when its meaning depends
+    on it (PHASE_BOUND): the Discord layer stamps what it looked up for the interaction."""
+    if seen is None or command.kind not in PHASE_BOUND:
+        return command
+    return command.model_copy(update={"seen": seen})
+
 class Join(_Cmd):
     kind: Literal["join"] = "join"
     name: str = Field(min_length=1, max_length=100)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from core import commands as c
 from core.access import require_master
+from core.commands import PHASE_BOUND
 from core.errors import RuleError
 from core.events import Audience, Event
 from core.names import is_blank
@@ -80,13 +81,6 @@ def apply_in_place(state: GameState, cmd: c.Command) -> list[Event]:
     _HANDLERS[type(cmd)](ctx, cmd)
     state.seq += 1
     return ctx.events
-
-
-# Commands whose meaning depends on the phase the sender was looking at: a vote, a night
-# order (given by night, or by day for the coming night), a check-in, a purchase (an
-# order by day, a purchase by night), the master's "end this phase" or "extend it".
-PHASE_BOUND = frozenset({"vote", "unvote", "night", "checkin", "buy", "cast", "advance",
-                         "extend"})
 
 
 def phase_ended(state: GameState, cmd: c.Command) -> bool:

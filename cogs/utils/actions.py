@@ -17,7 +17,6 @@ from ..base import now
 from ..ui.markup import user_text
 from ..ui.render import card_embed, reply_embed
 from ..ui.text import user_lang
-from .seen import saw_phase
 
 
 async def send_card(interaction: discord.Interaction[Any], game_id: int) -> None:
@@ -50,18 +49,21 @@ async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, act
 
 
 async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target: int, *,
-                    shout: bool, day: int | None = None) -> None:
-    """Shared by /vote and the day announcement's menu; the outbox posts the vote."""
+                    shout: bool, day: int | None = None,
+                    seen: tuple[int, int] | None = None) -> None:
+    """Shared by /vote (`seen`: the phase the command was sent in) and the day
+    announcement's menu (`day`); the outbox posts the vote."""
     bot: Any = interaction.client
     info = await bot.service.info(game_id)
     state = await bot.service.state(game_id)
     if day is not None and (state.number != day or state.phase.value != "day"):
         raise RuleError("menu_expired")
     if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
-        saw_phase(game_id, state)
+        seen = (state.serial, state.number)
     perms = interaction.permissions
     applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
-                                           shout=shout, admin=bool(perms.manage_guild)))
+                                           shout=shout, admin=bool(perms.manage_guild),
+                                           seen=seen))
     event = next(e for e in applied.events if e.kind == "vote_cast")
     await interaction.response.send_message(embed=reply_embed(event, info.language),
                                             ephemeral=True)

@@ -116,6 +116,10 @@ class GameInfo:
     signup_message_id: int | None
     category_id: int | None
     private_channels: dict[str, int]
+    # The phase (GameState.serial, .number) the game was in when the bot looked it up
+    # for an interaction (MafiaBot.find_game): the cog stamps it on phase-bound commands
+    # (core.commands.stamped). None when not looked up for one.
+    seen: tuple[int, int] | None = None
 
     @classmethod
     def of(cls, row: Game) -> GameInfo:
