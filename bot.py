@@ -259,9 +259,6 @@ def main(shard_count: int | None = None, shard_ids: str | None = None,
     except ConfigError as exc:
         _say("cli.config_error", error=str(exc))
         return 2
-    api = os.environ.get("MAFIA_DISCORD_API")
-    if api:  # a proxy (or, in tests, an address that refuses connections)
-        discord.http.Route.BASE = api
     ids = [int(x) for x in shard_ids.split(",")] if shard_ids else None
     tune_runtime()
     bot = make_bot(settings, shard_count, ids, auto_shard)

@@ -59,12 +59,26 @@ def test_simulate_refuses_an_unknown_module(capsys: pytest.CaptureFixture[str]) 
     assert "chess" in capsys.readouterr().err
 
 
-def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+# `cli.py run` with Discord's API at `api` (an address that refuses connections): the
+# patch lives here, in the test, not in the bot's entry point.
+_AT_API = ("import runpy, sys\n"
+           "import discord\n"
+           "discord.http.Route.BASE = sys.argv.pop(1)\n"
+           "sys.argv[0] = {cli!r}\n"
+           "sys.path.insert(0, {root!r})\n"
+           "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+def _run(tmp_path: Path, api: str | None = None, **env: str
+         ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "DATABASE_"))}
     base.update({"LANG": "en_US.UTF-8", "DATABASE_URL": f"sqlite://{tmp_path / 'x.db'}"})
     base.update(env)
-    return subprocess.run([sys.executable, str(ROOT / "cli.py"), "run"], cwd=tmp_path,
-                          env=base, capture_output=True, text=True, timeout=60)
+    cli_py = str(ROOT / "cli.py")
+    argv = [sys.executable, "-c", _AT_API.format(cli=cli_py, root=str(ROOT)), api, "run"] \
+        if api else [sys.executable, cli_py, "run"]
+    return subprocess.run(argv, cwd=tmp_path, env=base, capture_output=True, text=True,
+                          timeout=60)
 
 
 def test_run_without_a_token_says_so(tmp_path: Path) -> None:
@@ -75,8 +89,7 @@ def test_run_without_a_token_says_so(tmp_path: Path) -> None:
 
 
 def test_run_with_a_fake_token_and_no_discord_exits_cleanly(tmp_path: Path) -> None:
-    done = _run(tmp_path, DISCORD_TOKEN="fake.token.value",
-                MAFIA_DISCORD_API="http://127.0.0.1:9/api/v10")
+    done = _run(tmp_path, api="http://127.0.0.1:9/api/v10", DISCORD_TOKEN="fake.token.value")
     assert done.returncode == 3, done.stderr
     assert t("cli.unreachable", "en", error="")[:20] in done.stderr
     assert "Traceback" not in done.stderr
