@@ -69,7 +69,7 @@ def simulate(args: argparse.Namespace) -> int:
     if args.db:
         import asyncio
 
-        from core.storage.soak import simulate_stored
+        from bench.soak import simulate_stored
 
         results = asyncio.run(simulate_stored(args.db, args.games, args.players, args.seed,
                                               options=options))

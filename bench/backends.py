@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bench.soak import simulate_stored
 from core.state import Options
-from core.storage.soak import simulate_stored
 
 ALL = Options(extra_roles=True, currency=True, shop=True, crypto=True)
 SCHEMA = "mafia_bench"

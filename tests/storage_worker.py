@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.soak import create_sim_game, play_stored
 from core.storage.db import close_db, init_db
 from core.storage.models import Game
 from core.storage.service import Applied, GameService
-from core.storage.soak import create_sim_game, play_stored
 
 SIZES = (6, 8, 10, 12, 14)
 

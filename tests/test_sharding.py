@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from bench.soak import play_stored
 from core import commands as c
 from core.sim import MASTER
 from core.state import Options, PhaseKind
@@ -32,7 +33,6 @@ from core.storage.outbox import OutboxEntry, OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import Commit, GameService, OutboxItem
 from core.storage.sharding import ShardFilter, guild_filter, shard_of
-from core.storage.soak import play_stored
 
 T_OLD = datetime(2025, 6, 1, tzinfo=UTC)  # pre-made games started then: overdue
 CLOCK = datetime(2025, 7, 1, tzinfo=UTC)  # the schedulers' frozen "now" (< core.sim.EPOCH)

@@ -16,12 +16,12 @@ from collections import Counter
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
+from bench.soak import simulate_stored
 from core.sim import MASTER, play
 from core.state import Options
 from core.storage.db import close_db, init_db
 from core.storage.models import Game, Ledger, UserStats, Wallet
 from core.storage.service import GameService, _count_stats
-from core.storage.soak import simulate_stored
 
 
 async def test_simulated_games_on_postgres(postgres_url: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import cli
+from bench.soak import simulate_stored
 from core import commands as c
 from core.sim import MASTER
 from core.state import Options
@@ -23,7 +24,6 @@ from core.storage.copy import MODELS
 from core.storage.db import close_db, init_db
 from core.storage.models import Game, Ledger, Wallet
 from core.storage.service import GameService, OutboxItem
-from core.storage.soak import simulate_stored
 from tests.conftest import run_sync
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

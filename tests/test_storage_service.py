@@ -12,6 +12,7 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
 from tortoise.migrations.autodetector import MigrationAutodetector
 
+from bench.soak import simulate_stored
 from core import commands as c
 from core.errors import RuleError
 from core.settings import database_config
@@ -27,7 +28,6 @@ from core.storage.service import (
     GameService,
     OutboxItem,
 )
-from core.storage.soak import simulate_stored
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TABLES = ("game", "game_player", "event_log", "outbox", "guild_settings", "wallet", "ledger",

@@ -17,12 +17,12 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
 from archive.web import make_app
+from bench.soak import create_sim_game, play_stored
 from core import commands as c
 from core.i18n import t
 from core.state import Options
 from core.storage.db import close_db, init_db
 from core.storage.service import GameService
-from core.storage.soak import create_sim_game, play_stored
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_TITLE = "Running Palermo"
