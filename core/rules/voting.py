@@ -7,6 +7,7 @@ reached the final count first is hanged (RULES.md, 'Votes').
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.rules.roles import Role
@@ -82,27 +83,58 @@ class Tally:
         return [t for t in self.order if self.totals[t] == top]
 
 
+def _weigher(state: GameState, void: frozenset[int]) -> Callable[[VoteMark], int]:
+    """`mark_weight` for one state, remembering each voter's weight and each target's
+    life: a tally weighs every mark of the day twice, and the engine tallies after
+    every vote (a replay of a long game spent most of its time here)."""
+    voters: dict[int, int] = {}
+    alive: dict[int, bool] = {}
+
+    def weigh(mark: VoteMark) -> int:
+        if mark.target is None or mark.void or mark.seq in void:
+            return 0
+        living = alive.get(mark.target)
+        if living is None:
+            target = state.player(mark.target)
+            living = alive[mark.target] = target is not None and target.alive
+        if not living:
+            return 0
+        base = voters.get(mark.voter)
+        if base is None:
+            base = voters[mark.voter] = base_weight(state, mark.voter)
+        return base * (1 + mark.shouts)
+
+    return weigh
+
+
 def tally(state: GameState) -> Tally:
     standing = current_votes(state)
-    void = voided(state)
+    weigh = _weigher(state, voided(state))
     totals: dict[int, int] = {}
     for mark in standing.values():
-        w = mark_weight(state, mark, void)
+        w = weigh(mark)
         if w and mark.target is not None:
             totals[mark.target] = totals.get(mark.target, 0) + w
     result = Tally(totals=totals)
     running: dict[int, int] = {}
-    live: dict[int, VoteMark] = {}
+    live: dict[int, tuple[int, int]] = {}  # voter -> (target, weight) of the standing vote
     for mark in state.vote_log:
-        before = dict(running)
+        # A mark moves at most two counts (the voter's old target and the new one):
+        # only those can reach their final count with it.
+        before: dict[int, int] = {}
         old = live.pop(mark.voter, None)
-        if old is not None and old.target is not None:
-            running[old.target] = running.get(old.target, 0) - mark_weight(state, old, void)
+        if old is not None:
+            target, weight = old
+            before.setdefault(target, running.get(target, 0))
+            running[target] = running.get(target, 0) - weight
         if mark.target is not None:
-            live[mark.voter] = mark
-            running[mark.target] = running.get(mark.target, 0) + mark_weight(state, mark, void)
-        for target, final in totals.items():
-            if before.get(target, 0) < final <= running.get(target, 0):
+            weight = weigh(mark)
+            live[mark.voter] = (mark.target, weight)
+            before.setdefault(mark.target, running.get(mark.target, 0))
+            running[mark.target] = running.get(mark.target, 0) + weight
+        for target, count in before.items():
+            final = totals.get(target)
+            if final is not None and count < final <= running.get(target, 0):
                 result.reached[target] = mark.seq
                 result.reached_by[target] = mark.voter
     result.order = sorted(totals, key=lambda t: (-totals[t], result.reached.get(t, 0)))

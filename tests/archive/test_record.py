@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from xml.etree import ElementTree
 
 import pytest
@@ -130,6 +131,26 @@ def test_picture_is_a_real_png(scripted) -> None:  # type: ignore[no-untyped-def
     assert data != timeline_png(day.timeline, lambda u: names[u], "en")
     empty = timeline_png(DayTimeline(day=4), lambda u: "", "en")
     assert Image.open(io.BytesIO(empty)).size == (960, 540)
+
+
+def test_a_reused_figure_draws_as_a_fresh_one(scripted) -> None:  # type: ignore[no-untyped-def]
+    """Pictures reuse one figure per thread: nothing of the last picture may remain."""
+    _, table, record = scripted
+    names = names_of(table.log)
+    days = [d for d in record.days if d.timeline.steps]
+    assert len(days) >= 2
+    first, other = days[0].timeline, days[-1].timeline
+    fresh: list[bytes] = []
+
+    def draw_first() -> None:
+        fresh.append(timeline_png(first, lambda u: names[u], "en"))
+
+    worker = threading.Thread(target=draw_first)
+    worker.start()
+    worker.join()
+    timeline_png(other, lambda u: names[u], "ru")  # this thread's figure drew another day first
+    timeline_png(DayTimeline(day=9), lambda u: "", "ru")  # and an empty one
+    assert timeline_png(first, lambda u: names[u], "en") == fresh[0]
 
 
 def test_svg_charts_are_well_formed_and_escaped(scripted) -> None:  # type: ignore[no-untyped-def]
