@@ -81,12 +81,15 @@ class LatencyProbe:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[LatencyProbe]:
-        import cogs.base
+        import bot
+        import cogs.ui.components
+        from cogs.utils.errors import send_error
 
+        # the modules whose refusals go through send_error (commands' errors, buttons)
+        callers: list[Any] = [bot, cogs.ui.components]
         state = self.h.bot._connection
         parse = state.parse_interaction_create
         handle = self.h.fake.handle
-        send_error = cogs.base.send_error
 
         def timed_parse(data: Any) -> None:
             name = str(data.get("data", {}).get("name", "?"))
@@ -110,13 +113,15 @@ class LatencyProbe:
 
         state.parse_interaction_create = timed_parse  # type: ignore[method-assign]
         self.h.fake.handle = timed_handle  # type: ignore[method-assign]
-        cogs.base.send_error = counted_error
+        for module in callers:
+            module.send_error = counted_error
         try:
             yield self
         finally:
             state.parse_interaction_create = parse  # type: ignore[method-assign]
             self.h.fake.handle = handle  # type: ignore[method-assign]
-            cogs.base.send_error = send_error
+            for module in callers:
+                module.send_error = send_error
 
 
 # --- the world ----------------------------------------------------------------------
