@@ -27,6 +27,7 @@ import discord
 from core.events import Event
 from core.i18n import t
 from core.narrate import votes
+from core.rules.owing import REMINDER
 from core.state import GameState
 from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import DiscordPatch, GameInfo, OutboxItem
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 
 TALLY_KIND = "tally"  # Outbox.kind of live-count entries
 # Player-audience events that must reach the player even across a crash.
-PRIVATE_DURABLE = frozenset({"reminder"})
+PRIVATE_DURABLE = frozenset({REMINDER})
 DESCRIPTION_LIMIT = 4000  # Discord: 4096 per embed description
 FIELD_LIMIT = 1024
 

@@ -40,7 +40,7 @@ from core.archive import files_for
 from core.commands import COMMAND_ADAPTER, Command
 from core.errors import RuleError
 from core.events import EVENTS_ADAPTER, Event
-from core.rules.owing import reminder_at
+from core.rules.owing import REMINDER, reminder_at
 from core.state import GameState, Options, PhaseKind
 from core.storage import statements
 from core.storage.groupcommit import GroupCommitter
@@ -67,12 +67,13 @@ T = TypeVar("T")
 
 
 def default_route(event: Event) -> bool:
-    """Events that must reach Discord even across a crash: channel posts (public, team).
+    """Events that must reach Discord even across a crash: channel posts (public, team),
+    and reminders (no interaction is there to answer them: the scheduler sends them).
 
-    Private notes ('players', 'master') are answered by the Discord layer from the
-    returned events; it can make any of them durable with `extra_outbox`.
+    Other private notes ('players', 'master') are answered by the Discord layer from
+    the returned events; it can make any of them durable with `extra_outbox`.
     """
-    return event.audience.kind in ("public", "team")
+    return event.audience.kind in ("public", "team") or event.kind == REMINDER
 
 
 class OutboxItem(BaseModel):
