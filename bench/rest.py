@@ -16,6 +16,7 @@ Lower bound (what no design can go below):
     per seat one thread, its player and the master let in, one message per command
     that has news for him, and the thread archived at the end; the role created,
     given, taken and deleted once per change the game's outbox asked for
+  + the live vote count of each voting day: its message and its final edit
 Anything else (signup edits, welcome lines, separate death notices, archiving the
 channels) is overhead the ratio shows.
 """
@@ -114,7 +115,11 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
     teams = sum(1 for key in info.private_channels if not is_place_key(key))
     phases = events["phase_started"]
     public_actions = events["vote_cast"] + events["vote_withdrawn"] + events["checked_in"]
-    bound = interactions + public_actions + (phases + 1) + (1 + teams) + places_bound
+    voting_days = sum(1 for _, _, evs in log for e in evs
+                      if e.kind == "phase_started" and e.data["phase"] == "day"
+                      and e.data["number"] > 0)
+    bound = interactions + public_actions + (phases + 1) + (1 + teams) + places_bound \
+        + 2 * voting_days
     total = len(requests)
     # a storm: calls per player beyond the one private message (and place set-up) each
     # player's news needs
@@ -131,7 +136,8 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
         "places_bound": places_bound, "places_calls": sum(placed),
         "ratio": total / bound, "target_ratio": 1.5, "by_route": dict(by_route.most_common()),
         "max_rest_for_one_command": {"command": worst[0], "calls": worst[1]},
-        "dm_channels_opened": dms,
+        "dm_channels_opened": dms, "voting_days": voting_days,
+        "tally_posts": bot.delivery.tallies.posts, "tally_edits": bot.delivery.tallies.edits,
         # a storm: one command making a REST call per player (or more) besides its response
         "storm": worst[1] >= PLAYERS or dms > 0,
         "winners": list(state.winners), "draw": state.draw,

@@ -31,7 +31,7 @@ from core.rules.owing import REMINDER
 from core.state import GameState
 from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import DiscordPatch, GameInfo, OutboxItem
-from core.visibility import LiveTally, closed_tally, live_tally
+from core.visibility import LiveTally, tally_updates
 
 from .ui.render import RED
 from .ui.text import mention, when
@@ -59,21 +59,8 @@ def _item(tally: LiveTally, op: str) -> OutboxItem:
 
 def tally_outbox(old: GameState, new: GameState, events: list[Event]) -> list[OutboxItem]:
     """The service's outbox deriver: a day's count opens with the day, follows every
-    change of the public view, and closes with the day's result."""
-    if old.phase.value != "day" and new.phase.value != "day":
-        return []  # nights and signup: nothing to count (cheap exit)
-    items: list[OutboxItem] = []
-    final = closed_tally(old, new)
-    if final is not None:
-        items.append(_item(final, "close"))
-    now = live_tally(new)
-    if now is not None:
-        before = live_tally(old)
-        if before is None or before.number != now.number:
-            items.append(_item(now, "open"))
-        elif before != now:
-            items.append(_item(now, "edit"))
-    return items
+    change of the public view, and closes with the day's result (core decides which)."""
+    return [_item(count, op) for op, count in tally_updates(old, new)]
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -155,8 +142,10 @@ class LiveTallies:
         message_id = info.live_messages.get(key)
         if message_id is not None:
             wait = self._last.get(message_id, -math.inf) + self.interval - time.monotonic()
-            if wait > 0:
-                raise RetryAfter(wait)  # later counts pile up meanwhile and coalesce
+            if wait > 0 and entry.payload.get("op") == "edit":
+                # Later counts pile up meanwhile and coalesce. The final count is never
+                # held back: the next phase's announcement waits behind it.
+                raise RetryAfter(wait)
             try:
                 await channel.get_partial_message(message_id).edit(
                     embed=embed, allowed_mentions=discord.AllowedMentions.none())

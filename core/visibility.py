@@ -244,9 +244,24 @@ def closed_tally(before: GameState, after: GameState) -> LiveTally | None:
     return last
 
 
-def owing_now(state: GameState, uid: int) -> bool:
-    """Whether this player still owes his turn (his own card; by night, only his)."""
-    return uid in owing(state)
+def tally_updates(old: GameState, new: GameState) -> list[tuple[str, LiveTally]]:
+    """What a command did to the public vote count, as (op, count): "close" (the day it
+    was in ended: its final count), "open" (a voting day began), "edit" (the count, who
+    has not voted or the deadline changed). Nothing outside voting days."""
+    if old.phase is not PhaseKind.DAY and new.phase is not PhaseKind.DAY:
+        return []
+    out: list[tuple[str, LiveTally]] = []
+    final = closed_tally(old, new)
+    if final is not None:
+        out.append(("close", final))
+    now = live_tally(new)
+    if now is not None:
+        before = live_tally(old)
+        if before is None or before.number != now.number:
+            out.append(("open", now))
+        elif before != now:
+            out.append(("edit", now))
+    return out
 
 
 def _alive(state: GameState, uid: int) -> bool:

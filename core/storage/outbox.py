@@ -34,6 +34,7 @@ from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.timing import cancel_all, doze, utcnow
 
 log = logging.getLogger(__name__)
+COALESCE_RECHECK = 0.2  # seconds: how often a held-back coalescable head is looked at
 
 
 class RetryAfter(Exception):
@@ -290,7 +291,10 @@ class OutboxWorker:
                 if wait > 0:
                     self._set_busy(lane, -1)
                     busy = False
-                    await asyncio.sleep(min(wait, self._poll))
+                    # A message held back (an edit made too soon) may meanwhile be
+                    # superseded by a newer version: look again soon, not at `wait`'s end.
+                    soon = COALESCE_RECHECK if _coalesce_key(head.payload) else self._poll
+                    await asyncio.sleep(min(wait, soon))
                     continue
                 due = [head]
                 for row in rows[1:]:

@@ -241,3 +241,26 @@ def test_early_end_never_fires_by_day() -> None:
     for actor, target in (("Mafia", "Cit1"), ("Bouncer", "Cit2"), ("Killer", "Cit3")):
         g.night(actor, target)
     assert g.state.phase is PhaseKind.DAY
+
+
+def test_tally_updates_open_edit_close_and_nothing_else() -> None:
+    from core.visibility import tally_updates
+
+    g = game()
+    g.to_night(0)
+    before = g.state
+    g.advance()  # day 1 opens
+    assert [op for op, _ in tally_updates(before, g.state)] == ["open"]
+    before = g.state
+    g.vote("Cit1", "Cit2")
+    assert [op for op, _ in tally_updates(before, g.state)] == ["edit"]
+    before = g.state
+    g.do(c.SetOptions(by=MASTER, at=g.tick(), changes={"reminder_minutes": 5}))
+    assert tally_updates(before, g.state) == []  # the count did not change
+    before = g.state
+    g.advance()
+    ops = tally_updates(before, g.state)
+    assert [op for op, _ in ops] == ["close"] and ops[0][1].hanged == g.id("Cit2")
+    before = g.state
+    g.night("Killer", "Cit3")
+    assert tally_updates(before, g.state) == []
