@@ -67,7 +67,8 @@ async def test_master_prod_by_day_reminds_privately_and_lists_publicly(h: Harnes
     t = await open_en(h)
     await start(t)
     done = t.players[0]
-    assert not (await t.do(done, "checkin")).ephemeral
+    await t.do(done, "checkin")
+    assert (await t.state()).player(done.id).checked_in  # type: ignore[union-attr]
     await t.settle()
     before = len(h.messages_in(t.channel))
     res = await t.do(t.master, "master prod")
@@ -126,10 +127,14 @@ async def test_live_count_is_created_once_edited_coalesced_and_closed(h: Harness
     t.bot.delivery.tallies.interval = 0.5
     voters = (await t.living())[:5]
     target = voters[-1]
+    posts = len(h.messages_in(t.channel))
     for v in voters[:4]:
-        res = await t.do(v, "vote", player=str(target.id))
-        assert not res.ephemeral, res.text  # the public red post is still there
+        await t.do(v, "vote", player=str(target.id))
     await t.settle()
+    assert len((await t.state()).vote_log) == 4
+    red = [m for m in h.messages_in(t.channel)[posts:] if m.embeds
+           and m.embeds[0].get("color") == 0xE74C3C]
+    assert len(red) == 4  # each vote is still its own public red post
     current = h.world.message_record(message.id)
     assert "4 votes" in current.text
     assert f"<@{voters[0].id}>" not in current.embeds[0]["fields"][0]["value"]
@@ -156,7 +161,7 @@ async def test_live_count_survives_a_restart_of_the_deliverer(h: Harness) -> Non
     t.bot.delivery.tallies = LiveTallies(t.bot)  # forgets everything held in memory
     t.bot.service.forget()
     voter, target = (await t.living())[:2]
-    assert not (await t.do(voter, "vote", player=str(target.id))).ephemeral
+    await t.do(voter, "vote", player=str(target.id))
     await t.settle()
     assert len(live_counts(t)) == 1
     assert "1 vote" in h.world.message_record(message.id).text
