@@ -316,7 +316,7 @@ def _night(ctx: Ctx, cmd: c.NightOrder) -> None:
         _text(cmd.story, "story")
     night_rules.submit(ctx, actor, cmd.target, cmd.fallback, cmd.story)
     s = ctx.state
-    if s.options.early_night and owing.all_orders_in(s):
+    if s.options.early_night and owing.all_moves_in(s):
         # Master option: the last order in ends the night (players are told so up front).
         ctx.emit("orders_all_in", number=s.number)
         phases.advance(ctx, cmd.at)

@@ -50,8 +50,9 @@ def owing(state: GameState) -> list[int]:
     return []
 
 
-def all_orders_in(state: GameState) -> bool:
-    """By night: every living player with a move has given all his orders."""
+def all_moves_in(state: GameState) -> bool:
+    """By night: every living player with a move has given all his orders (Doubling: both;
+    the desk's `night.all_orders_in` note does not wait for the second)."""
     return state.phase is PhaseKind.NIGHT and not owing(state)
 
 

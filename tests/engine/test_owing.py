@@ -12,7 +12,7 @@ from core.errors import RuleError
 from core.events import Event
 from core.i18n import t
 from core.narrate import describe
-from core.rules.owing import all_orders_in, owing, reminder_at
+from core.rules.owing import all_moves_in, owing, reminder_at
 from core.state import Options, PhaseKind
 from core.visibility import closed_tally, live_tally
 
@@ -66,7 +66,7 @@ def test_night_owes_only_players_with_a_move() -> None:
     assert owing(g.state) == ids(g, "Mafia", "Bouncer", "Killer")
     g.night("Mafia", "Cit1")
     assert owing(g.state) == ids(g, "Bouncer", "Killer")
-    assert not all_orders_in(g.state)
+    assert not all_moves_in(g.state)
 
 
 def test_an_order_given_by_day_counts_for_the_coming_night() -> None:
@@ -216,7 +216,7 @@ def test_early_end_off_by_default() -> None:
     g.to_night(0)
     for actor, target in (("Mafia", "Cit1"), ("Bouncer", "Cit2"), ("Killer", "Cit3")):
         g.night(actor, target)
-    assert all_orders_in(g.state)
+    assert all_moves_in(g.state)
     assert g.state.phase is PhaseKind.NIGHT
 
 
