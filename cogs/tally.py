@@ -100,7 +100,7 @@ def tally_message_embed(tally: LiveTally, lang: str) -> discord.Embed:
         if tally.hanged is None:
             result = t("event.day_result.nobody", lang)
         else:
-            result = t("event.day_result.hanged", lang, name=mention(tally.hanged))
+            result = t("tally.live.hanged", lang, name=mention(tally.hanged))
             if tally.tied:
                 result = t("event.day_result.tie", lang, name=mention(tally.hanged)) \
                     + "\n" + result

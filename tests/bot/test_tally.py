@@ -27,6 +27,19 @@ async def open_en(h: Harness, **options: Any) -> Table:
     return t
 
 
+async def place_of(t: Table, player: Any) -> list[Any]:
+    """The bot's messages in a player's private place (his seat's private thread)."""
+    state = await t.state()
+    seat = next(i for i, p in enumerate(state.players) if p.uid == player.id)
+    info = await t.bot.service.info(t.game_id)
+    thread = info.private_channels.get(f"place:{seat}")
+    return [] if thread is None else t.h.messages_in(thread)
+
+
+def reminders_in(messages: list[Any], command: str) -> list[Any]:
+    return [m for m in messages if "Reminder" in m.text and command in m.text]
+
+
 def live_counts(t: Table) -> list[Any]:
     """The bot's live-count messages in the game channel."""
     return [m for m in t.h.messages_in(t.channel)
@@ -77,19 +90,16 @@ async def test_master_prod_by_day_reminds_privately_and_lists_publicly(h: Harnes
     owing = [p for p in t.players if p is not done]
     assert all(f"<@{p.id}>" in res.text for p in owing) and f"<@{done.id}>" not in res.text
     for p in owing:
-        dms = h.dms_to(p)
-        assert len(dms) == 1 and "/checkin" in dms[0].text
-        assert dms[0].content == f"<@{p.id}>"  # the ping
-        sent = h.requests_to("POST /channels/{channel_id}/messages",
-                             channel_id=dms[0].channel_id)[-1].json
-        assert [int(u) for u in sent["allowed_mentions"]["users"]] == [p.id]
-        assert h.world.dm_recipient(dms[0].channel_id) == p.id
-    assert h.dms_to(done) == []
+        got = reminders_in(await place_of(t, p), "/checkin")
+        assert len(got) == 1 and got[0].content.startswith(f"<@{p.id}>")  # the ping
+        thread = h.channel(got[0].channel_id)
+        assert thread.id != t.channel  # private: his seat's thread, not the game channel
+    assert reminders_in(await place_of(t, done), "/checkin") == []
     public = h.messages_in(t.channel)[before:]
     assert len(public) == 1 and "Not checked in yet" in public[0].text
     # a player cannot prod
     res = await t.do(done, "master prod")
-    assert res.ephemeral and h.dms_to(done) == []
+    assert res.ephemeral and reminders_in(await place_of(t, done), "/checkin") == []
 
 
 async def test_master_prod_by_night_names_nobody_in_public(h: Harness) -> None:
@@ -106,8 +116,8 @@ async def test_master_prod_by_night_names_nobody_in_public(h: Harness) -> None:
     res = await t.do(t.master, "master prod")
     await t.settle()
     movers = [*(await t.holders(Role.BOUNCER)), *(await t.holders(Role.KILLER))]
-    assert {p.id for p in t.players if h.dms_to(p)} == {p.id for p in movers}
-    assert all("/night" in h.dms_to(p)[0].text for p in movers)
+    reminded = {p.id for p in t.players if reminders_in(await place_of(t, p), "/night")}
+    assert reminded == {p.id for p in movers}
     assert len(h.messages_in(t.channel)) == before  # nothing public at night
     assert all(f"<@{p.id}>" in res.text for p in movers)
 
