@@ -40,7 +40,7 @@ log = logging.getLogger("mafia")
 
 EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
-    "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help",
+    "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally",
 )
 ROOT = Path(__file__).resolve().parent
 

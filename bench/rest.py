@@ -16,6 +16,9 @@ Lower bound (what no design can go below):
     per seat one thread, its player and the master let in, one message per command
     that has news for him, and the thread archived at the end; the role created,
     given, taken and deleted once per change the game's outbox asked for
+  + the live vote count: one message per voting day, and one edit per command that
+    changed it (the bench lets each command's messages go out before the next command,
+    so no two of them can be merged: these are the tally's outbox entries)
 Anything else (signup edits, welcome lines, separate death notices, archiving the
 channels) is overhead the ratio shows.
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cogs.places import is_place_key
+from cogs.tally import TALLY_KIND
 from core.engine import legal_targets, night_move
 from core.places import PING_KIND, PLACE_KIND
 from core.rules.roles import Side
@@ -105,6 +109,7 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
         info = await bot.service.info(info.id)
         log = await bot.service.log(info.id)
         events = Counter(e.kind for _, _, evs in log for e in evs)
+        tally_entries = await Outbox.filter(game_id=info.id, kind=TALLY_KIND).count()
         requests = h.fake.requests[first:]
         places_bound = await _places_bound(info.id, info.private_channels)
 
@@ -114,7 +119,11 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
     teams = sum(1 for key in info.private_channels if not is_place_key(key))
     phases = events["phase_started"]
     public_actions = events["vote_cast"] + events["vote_withdrawn"] + events["checked_in"]
-    bound = interactions + public_actions + (phases + 1) + (1 + teams) + places_bound
+    voting_days = sum(1 for _, _, evs in log for e in evs
+                      if e.kind == "phase_started" and e.data["phase"] == "day"
+                      and e.data["number"] > 0)
+    bound = interactions + public_actions + (phases + 1) + (1 + teams) + places_bound \
+        + tally_entries
     total = len(requests)
     # a storm: calls per player beyond the one private message (and place set-up) each
     # player's news needs
@@ -131,7 +140,8 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
         "places_bound": places_bound, "places_calls": sum(placed),
         "ratio": total / bound, "target_ratio": 1.5, "by_route": dict(by_route.most_common()),
         "max_rest_for_one_command": {"command": worst[0], "calls": worst[1]},
-        "dm_channels_opened": dms,
+        "dm_channels_opened": dms, "voting_days": voting_days, "tally_entries": tally_entries,
+        "tally_posts": bot.delivery.tallies.posts, "tally_edits": bot.delivery.tallies.edits,
         # a storm: one command making a REST call per player (or more) besides its response
         "storm": worst[1] >= PLAYERS or dms > 0,
         "winners": list(state.winners), "draw": state.draw,

@@ -39,6 +39,7 @@ from core.visibility import living_choices
 
 from .overwrites import member_overwrite
 from .places import PLACES_KINDS, Places, is_place_key, ping_args
+from .tally import TALLY_KIND, LiveTallies
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
 from .ui.lobby import signup_embed
@@ -73,8 +74,9 @@ PRIVATE = frozenset({"team", "master"})
 def route(event: Event) -> bool:
     """Which events must reach Discord through the outbox: every public one (votes and
     check-ins included: their public record is posted by the outbox in the game channel,
-    so it survives a crash before the interaction reply), every team one, and every
-    one for the master's desk (cogs/desk.py)."""
+    so it survives a crash before the interaction reply), every team one, every one for
+    the master's desk (cogs/desk.py). Player notes (reminders included) reach the
+    players' private places through core.places' own entries."""
     return event.audience.kind in ("public", "team", "master")
 
 
@@ -122,6 +124,7 @@ class Delivery:
         # entry that failed. In memory only: after a crash they may be posted twice.
         self._done: set[tuple[int, int, str]] = set()
         self.places = Places(bot)  # the players' private places and the game's ping role
+        self.tallies = LiveTallies(bot)
 
     @property
     def service(self) -> GameService:
@@ -287,6 +290,14 @@ class Delivery:
 
     async def _deliver(self, entry: OutboxEntry) -> None:
         info = await self.service.info(entry.game_id)
+        if entry.kind == TALLY_KIND:  # the live vote count (cogs/tally.py)
+            channel = self._channel(info.channel_id)
+
+            async def send(embed: discord.Embed) -> discord.Message:
+                return (await post(channel, entry_key(entry), embeds=[embed]))[0]
+
+            await self.tallies.deliver(entry, channel, send)
+            return
         event = entry.event()
         if entry.kind in PLACES_KINDS:
             await self.places.deliver(info, entry)

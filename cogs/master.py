@@ -11,24 +11,10 @@ from discord.app_commands import Choice, Range
 from core import commands as c
 from core.access import require_master
 from core.i18n import t
-from core.rules import night as night_rules
-from core.state import GameState, PhaseKind
 
 from . import desk
 from .base import GameCog, PlayerArg, is_admin, parse_player
 from .ui.text import L, command_kwargs, localized, mention, user_lang, when
-
-
-def idle_players(state: GameState) -> list[int]:
-    """Who has not done his part of the current phase yet (for a prod)."""
-    if state.phase is PhaseKind.DAY and state.number == 0:
-        return [p.uid for p in state.living() if not p.checked_in]
-    if state.phase is PhaseKind.DAY:
-        voted = {m.voter for m in state.vote_log}
-        return [p.uid for p in state.living() if p.uid not in voted]
-    if state.phase is PhaseKind.NIGHT:
-        return night_rules.missed_night(state)
-    return []
 
 
 class Master(GameCog):
@@ -108,9 +94,12 @@ class Master(GameCog):
 
     @master.command(**command_kwargs("master.prod"))
     async def prod(self, interaction: discord.Interaction[Any]) -> None:
+        """Remind, privately and at once, everybody who still owes his turn (the engine
+        decides who: core.rules.owing); the master is told whom."""
         info = await self._master_game(interaction)
-        state = await self.service.state(info.id)
-        idle = idle_players(state)
+        applied = await self.apply(interaction, info, c.Remind)
+        done = next(e for e in applied.events if e.kind == "reminded")
+        idle: list[int] = done.data["owing"]
         lang = user_lang(interaction)
         text = t("master.prod", lang, names=" ".join(mention(u) for u in idle)) if idle \
             else t("master.prod_none", lang)

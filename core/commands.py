@@ -150,6 +150,14 @@ class Advance(_Cmd):
         return True
 
 
+class Remind(_Cmd):
+    """Remind every living player who still owes his turn: by the scheduler before the
+    deadline (by=0, once per deadline), or at once by the master (/master prod)."""
+
+    kind: Literal["remind"] = "remind"
+    scheduled: bool = False
+
+
 class Extend(_Cmd):
     kind: Literal["extend"] = "extend"
     minutes: int = Field(ge=1, le=14 * 24 * 60)
@@ -236,6 +244,7 @@ Command = Annotated[
     | Away
     | OccultExclude
     | Advance
+    | Remind
     | Extend
     | Kick
     | Replace

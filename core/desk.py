@@ -24,7 +24,8 @@ PhaseFilter = Literal["day", "night"] | None
 
 # A player's copy of something the master's desk already has in its own words.
 _DUPLICATES = frozenset({"order_accepted", "purchase", "buy_ordered", "spell_cast",
-                         "away_ack", "standby_joined", "standby_left", "seat_taken"})
+                         "away_ack", "standby_joined", "standby_left", "seat_taken",
+                         "reminder"})  # reminders: the master has the "reminded" list
 # Events only the master's desk shows: its own account of what players did and why.
 DESK_ONLY = frozenset({"desk_opened", "desk_order", "desk_purchase", "desk_buy_ordered",
                        "desk_buy_skipped", "desk_buy_failed", "desk_spell",

@@ -17,7 +17,7 @@ from core.commands import PHASE_BOUND
 from core.errors import RuleError
 from core.events import Audience, Event
 from core.names import is_blank
-from core.rules import crypto, phases, shop
+from core.rules import crypto, owing, phases, shop
 from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.cooldown import check_vote_cooldown
@@ -192,7 +192,8 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
 def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
     _master(ctx, cmd)
     s = ctx.state
-    if s.phase is not PhaseKind.SIGNUP:
+    if s.phase is not PhaseKind.SIGNUP and not (set(cmd.changes) <= IN_GAME_OPTIONS
+                                                and not s.over):
         raise RuleError("signup_closed")
     unknown = sorted(set(cmd.changes) - set(Options.model_fields))
     if unknown:
@@ -205,6 +206,11 @@ def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
         raise RuleError("shop_needs_currency")
     s.options = options
     ctx.emit("options_set", changes=dict(cmd.changes))
+
+
+# Options that change no rule, only how the table is told: the master may set them any
+# time before the end (RULES.md, "Reminders").
+IN_GAME_OPTIONS = frozenset({"reminder_minutes"})
 
 
 def _start(ctx: Ctx, cmd: c.Start) -> None:
@@ -309,6 +315,11 @@ def _night(ctx: Ctx, cmd: c.NightOrder) -> None:
     if cmd.story is not None:
         _text(cmd.story, "story")
     night_rules.submit(ctx, actor, cmd.target, cmd.fallback, cmd.story)
+    s = ctx.state
+    if s.options.early_night and owing.all_moves_in(s):
+        # Master option: the last order in ends the night (players are told so up front).
+        ctx.emit("orders_all_in", number=s.number)
+        phases.advance(ctx, cmd.at)
 
 
 def _share(ctx: Ctx, cmd: c.Share) -> None:
@@ -379,6 +390,13 @@ def _advance(ctx: Ctx, cmd: c.Advance) -> None:
     if cmd.deadline and (s.deadline is None or cmd.at < s.deadline):
         raise RuleError("deadline_not_reached")
     phases.advance(ctx, cmd.at, dict(cmd.funds))
+
+
+def _remind(ctx: Ctx, cmd: c.Remind) -> None:
+    if not cmd.scheduled:
+        _master(ctx, cmd)
+    _in_play(ctx)
+    owing.remind(ctx, cmd.at, scheduled=cmd.scheduled)
 
 
 def _extend(ctx: Ctx, cmd: c.Extend) -> None:
@@ -572,7 +590,8 @@ _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.Cancel: _cancel, c.SetOptions: _options, c.CheckIn: _checkin, c.Vote: _vote,
     c.Unvote: _unvote,
     c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
-    c.Advance: _advance, c.Extend: _extend, c.Kick: _kick, c.Replace: _replace, c.Standby: _standby,
+    c.Advance: _advance, c.Remind: _remind, c.Extend: _extend, c.Kick: _kick,
+    c.Replace: _replace, c.Standby: _standby,
     c.Bonus: _bonus, c.Thank: _thank, c.Buy: _buy, c.Cast: _cast,
     c.Anon: _anon, c.Whisper: _whisper, c.Reveal: _reveal,
 }

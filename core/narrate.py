@@ -105,7 +105,13 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
     if kind == "phase_started":
         key = "event.phase_started.day" if event.data["phase"] == "day" else \
             "event.phase_started.night"
-        return t(key, lang, **p)
+        return t(key, lang, **p) + "\n" + call_to_action(event, lang, when)
+    if kind in ("reminder", "reminder_public", "reminded"):
+        names_of = ", ".join(names(u) for u in event.data.get("owing", [])) or "—"
+        key = f"event.{kind}.{event.data['what']}" if kind != "reminded" else \
+            "event.reminded" if event.data.get("owing") else "event.reminded_none"
+        return t(key, lang, **(p | {"owing": names_of,
+                                    "count": len(event.data.get("owing", []))}))
     if kind == "morning":
         victims = event.data["victims"]
         removed = event.data.get("removed", [])
@@ -160,6 +166,16 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
     if kind == "player_died" and event.data.get("role") is None:
         return t("event.player_died_hidden", lang, **p)
     return t(f"event.{kind}", lang, **p)
+
+
+def call_to_action(event: Event, lang: str, when: When = _iso_minutes) -> str:
+    """What a phase asks of the players and by when; the same words for everybody (by
+    night it names no role: whoever has a night move knows it)."""
+    if event.data["phase"] == "day":
+        what = "checkin" if event.data["number"] == 0 else "vote"
+    else:
+        what = "night"
+    return t(f"tally.cta.{what}", lang, deadline=when(event.data["deadline"]))
 
 
 def _composition_row(row: list[Any], lang: str) -> str:

@@ -49,6 +49,10 @@ class Options(BaseModel):
     inherit_checks: bool = True
     open_team_channels: bool = True  # after the end, every player reads the team channels
     language: str = "ru"
+    # Reminders before each deadline, this many minutes ahead (0: none); see core/rules/owing.py.
+    reminder_minutes: int = Field(default=60, ge=0, le=14 * 24 * 60)
+    # The night ends as soon as every living player with a move has given his orders.
+    early_night: bool = False
 
 
 DeathCause = Literal["hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked"]
@@ -211,6 +215,8 @@ class GameState(BaseModel):
     number: int = 0
     serial: int = 0  # counts phase changes; turns are identified by it
     deadline: datetime | None = None
+    opened: datetime | None = None  # when the current phase began
+    reminded: datetime | None = None  # the deadline the last scheduled reminder was for
     seq: int = 0  # counts accepted commands; orders the vote log
     vote_log: list[VoteMark] = Field(default_factory=list)
     orders: list[Order] = Field(default_factory=list)

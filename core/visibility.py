@@ -16,6 +16,7 @@ from core.names import labels
 from core.rules import channels, shop
 from core.rules import night as night_rules
 from core.rules.economy import spending_cap
+from core.rules.owing import owing
 from core.rules.roles import Action, Role, Side, info
 from core.rules.voting import base_weight, current_votes, tally
 from core.state import GameState, Item, Notice, Order, PendingBuy, PhaseKind
@@ -181,6 +182,86 @@ def tally_rows(state: GameState) -> list[TallyRow]:
         ]
         rows.append(TallyRow(target=target, halves=t.totals[target], voters=voters))
     return rows
+
+
+class TallyVoter(BaseModel):
+    uid: int
+    halves: int  # what the vote weighs now (0: it does not count)
+    ghost: bool
+    shouts: int = 0
+
+
+class TallyLine(BaseModel):
+    target: int
+    halves: int
+    voters: list[TallyVoter]
+
+
+class LiveTally(BaseModel):
+    """The public vote count of a voting day: what the live message shows.
+
+    Built from `tally_rows` (the numbers of /votes); who has not voted is public by day.
+    A vote that does not count (Sleep, Silence, an excluded ghost) is listed with 0
+    and nothing says why (RULES.md, "Live vote count")."""
+
+    number: int
+    deadline: datetime | None
+    rows: list[TallyLine] = Field(default_factory=list)
+    not_voted: list[int] = Field(default_factory=list)
+    ghosts: bool = False
+    closed: bool = False
+    hanged: int | None = None
+    tied: list[int] = Field(default_factory=list)
+
+
+def live_tally(state: GameState) -> LiveTally | None:
+    """The running count of a voting day (None outside one)."""
+    if state.phase is not PhaseKind.DAY or state.number == 0:
+        return None
+    standing = current_votes(state)
+    rows = [
+        TallyLine(target=row.target, halves=row.halves, voters=[
+            TallyVoter(uid=v, halves=w, ghost=ghost,
+                       shouts=standing[v].shouts if v in standing else 0)
+            for v, w, ghost in row.voters])
+        for row in tally_rows(state)
+    ]
+    return LiveTally(number=state.number, deadline=state.deadline, rows=rows,
+                     not_voted=owing(state),
+                     ghosts=any(p.alive for p in state.with_role(Role.OCCULTIST)))
+
+
+def closed_tally(before: GameState, after: GameState) -> LiveTally | None:
+    """The final count of the day `before` was in, once `after` has left it: the last
+    running count plus the result (None if `before` was not a voting day, or still is)."""
+    last = live_tally(before)
+    if last is None or (after.phase is PhaseKind.DAY and after.number == before.number):
+        return None
+    last.closed, last.not_voted = True, []
+    record = next((d for d in after.days if d.number == before.number), None)
+    if record is not None:
+        last.hanged, last.tied = record.hanged, list(record.tied)
+    return last
+
+
+def tally_updates(old: GameState, new: GameState) -> list[tuple[str, LiveTally]]:
+    """What a command did to the public vote count, as (op, count): "close" (the day it
+    was in ended: its final count), "open" (a voting day began), "edit" (the count, who
+    has not voted or the deadline changed). Nothing outside voting days."""
+    if old.phase is not PhaseKind.DAY and new.phase is not PhaseKind.DAY:
+        return []
+    out: list[tuple[str, LiveTally]] = []
+    final = closed_tally(old, new)
+    if final is not None:
+        out.append(("close", final))
+    now = live_tally(new)
+    if now is not None:
+        before = live_tally(old)
+        if before is None or before.number != now.number:
+            out.append(("open", now))
+        elif before != now:
+            out.append(("edit", now))
+    return out
 
 
 def _alive(state: GameState, uid: int) -> bool:

@@ -56,8 +56,10 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert rest["winners"] or rest["draw"]
     assert rest["responses"] >= rest["interactions"]
     assert rest["lower_bound"] == rest["interactions"] + rest["public_actions"] \
-        + rest["phases"] + 1 + rest["teams"] + 1 + rest["places_bound"]
+        + rest["phases"] + 1 + rest["teams"] + 1 + rest["places_bound"] \
+        + rest["tally_entries"]
     assert rest["places_bound"] > 0 and rest["places_calls"] >= rest["places_bound"]
+    assert rest["tally_posts"] == rest["voting_days"]  # one live count per voting day
     assert rest["dm_channels_opened"] == 0
 
     # the restarted bot found every live game and re-armed every deadline

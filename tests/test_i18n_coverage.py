@@ -197,6 +197,9 @@ SPECIAL_EVENTS = {
                    "desk.order.replaced"],
     "desk_standby": ["desk.standby.on", "desk.standby.off"],
     "desk_buy_failed": ["event.desk_buy_failed"],
+    "reminder": ["event.reminder.checkin", "event.reminder.vote", "event.reminder.night"],
+    "reminder_public": ["event.reminder_public.checkin", "event.reminder_public.vote"],
+    "reminded": ["event.reminded", "event.reminded_none"],
 }
 
 

@@ -264,7 +264,13 @@ async def test_schema_is_migrated_once_and_models_match_migrations(storage_url: 
     try:
         conn = get_connection("default")
         applied = await conn.execute_query_dict('SELECT name FROM "tortoise_migrations"')
-        assert [r["name"] for r in applied] == ["0001_initial"]
+        from pathlib import Path
+
+        import core.storage.migrations as migrations
+
+        files = sorted(p.stem for p in Path(migrations.__file__).parent.glob("0*.py"))
+        assert [r["name"] for r in applied] == files
+        assert files[:2] == ["0001_initial", "0002_live_messages"]
         assert await Game.all().count() == 1
         assert ctx.apps is not None
         apps = database_config(storage_url)["apps"]

@@ -16,7 +16,7 @@ from .text import mention
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
                  "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard",
-                 "open_team_channels")
+                 "open_team_channels", "early_night")
 
 
 def signup_embed(state: GameState, lang: str) -> discord.Embed:
@@ -33,6 +33,8 @@ def signup_embed(state: GameState, lang: str) -> discord.Embed:
                     value=", ".join(modules) or t("signup.base_only", lang), inline=False)
     options = [t(f"signup.option.{k}.{'on' if getattr(o, k) else 'off'}", lang)
                for k in SHOWN_OPTIONS]
+    options.append(t("signup.option.reminder", lang, count=o.reminder_minutes)
+                   if o.reminder_minutes else t("signup.option.reminder_off", lang))
     embed.add_field(name=t("signup.options", lang), value="\n".join(options), inline=False)
     players = "\n".join(f"{i}. {mention(p.uid)}" for i, p in enumerate(state.players, 1))
     embed.add_field(name=t("signup.players", lang, count=len(state.players)),

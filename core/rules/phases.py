@@ -70,6 +70,7 @@ def open_phase(ctx: Ctx, kind: PhaseKind, number: int, at: datetime) -> None:
     state.serial += 1
     minutes = state.options.day_minutes if kind is PhaseKind.DAY else state.options.night_minutes
     state.deadline = at + timedelta(minutes=minutes)
+    state.opened = at
     if kind is PhaseKind.DAY:
         state.vote_log = []
         for p in state.players:

@@ -57,6 +57,8 @@ class Game(Model):
     signup_message_id = fields.BigIntField(null=True)
     category_id = fields.BigIntField(null=True)
     private_channels = fields.TextField(default="{}")  # JSON map team -> channel id
+    # JSON map key -> id of a message the bot keeps editing (e.g. "tally:3", day 3's count)
+    live_messages = fields.TextField(default="{}")
     created_at = fields.DatetimeField(auto_now_add=True)
     updated_at = fields.DatetimeField(auto_now=True)
 

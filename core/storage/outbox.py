@@ -8,6 +8,11 @@ Delivery is at-least-once (a crash between sending and marking repeats the
 send); `OutboxEntry.key` names the message stably, and the Discord deliverer turns it
 into the message nonce Discord deduplicates by (cogs/delivery.py), so a repeated post
 returns the first one instead of posting twice.
+
+Coalescing: an entry whose payload names a `coalesce` key (e.g. the edits of one
+live message) is dropped, unsent, while a later pending entry of the same kind has
+the same key: only the latest version of a message goes out, however many commands
+changed it meanwhile.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.timing import cancel_all, doze, utcnow
 
 log = logging.getLogger(__name__)
+COALESCE_RECHECK = 0.2  # seconds: how often a held-back coalescable head is looked at
 
 
 class RetryAfter(Exception):
@@ -129,6 +135,7 @@ class OutboxWorker:
             event.set()
         self.delivered = 0
         self.parked = 0
+        self.superseded = 0  # coalesced entries dropped unsent
         self._owns = owns if owns is not None or service is None else service.owns
         self._service = service
         if service is not None:
@@ -276,11 +283,18 @@ class OutboxWorker:
                 if not rows:
                     return
                 head = rows[0]
+                if await self._superseded(head, rows, complete):
+                    await self._mark_delivered([head.id])
+                    self.superseded += 1
+                    continue
                 wait = (head.next_attempt_at - self._now()).total_seconds()
                 if wait > 0:
                     self._set_busy(lane, -1)
                     busy = False
-                    await asyncio.sleep(min(wait, self._poll))
+                    # A message held back (an edit made too soon) may meanwhile be
+                    # superseded by a newer version: look again soon, not at `wait`'s end.
+                    soon = COALESCE_RECHECK if _coalesce_key(head.payload) else self._poll
+                    await asyncio.sleep(min(wait, soon))
                     continue
                 due = [head]
                 for row in rows[1:]:
@@ -304,6 +318,19 @@ class OutboxWorker:
                 self._set_busy(lane, -1)
             self._serving.pop((game_id, lane), None)
             self._wake.set()  # rescan: entries may have arrived while we were finishing
+
+    async def _superseded(self, head: Outbox, rows: list[Outbox], complete: bool) -> bool:
+        """Whether a later pending entry carries a newer version of the head's message."""
+        key = _coalesce_key(head.payload)
+        if key is None:
+            return False
+        if any(r.kind == head.kind and _coalesce_key(r.payload) == key for r in rows[1:]):
+            return True
+        if complete:
+            return False  # the rows fetched were all there is
+        later = await Outbox.filter(game_id=head.game_id, status=PENDING, kind=head.kind,  # type: ignore[attr-defined]
+                                    ordinal__gt=head.ordinal).values_list("payload", flat=True)
+        return any(_coalesce_key(str(p)) == key for p in later)
 
     async def _attempt(self, row: Outbox, lane: int = 0) -> int:
         """Deliver one entry; how many went out (0 or 1)."""
@@ -386,6 +413,13 @@ class OutboxWorker:
             except Exception:
                 log.exception("notify_parked failed for outbox %s of game %s",
                               entry.ordinal, entry.game_id)
+
+
+def _coalesce_key(payload: str) -> str | None:
+    if '"coalesce"' not in payload:  # most entries: no parse needed
+        return None
+    key = json.loads(payload).get("coalesce")
+    return key if isinstance(key, str) else None
 
 
 def _entry(row: Outbox) -> OutboxEntry:

@@ -40,6 +40,7 @@ from core.archive import files_for
 from core.commands import COMMAND_ADAPTER, Command
 from core.errors import RuleError
 from core.events import EVENTS_ADAPTER, Event
+from core.rules.owing import REMINDER, reminder_at
 from core.state import GameState, Options, PhaseKind
 from core.storage import statements
 from core.storage.groupcommit import GroupCommitter
@@ -52,6 +53,9 @@ from core.storage.wallets import currency_hook, stamp_funds
 log = logging.getLogger(__name__)
 
 DeadlineListener = Callable[[int, datetime | None], None]
+# Given a command's (old state, new state, events): Discord work it makes due beyond its
+# events (e.g. an edit of a live message), written in the same transaction.
+OutboxDeriver = Callable[[GameState, GameState, list[Event]], list["OutboxItem"]]
 GuildFilter = Callable[[int], bool]  # guild id -> does this process serve it?
 OutboxListener = Callable[[], None]
 EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
@@ -63,12 +67,13 @@ T = TypeVar("T")
 
 
 def default_route(event: Event) -> bool:
-    """Events that must reach Discord even across a crash: channel posts (public, team).
+    """Events that must reach Discord even across a crash: channel posts (public, team),
+    and reminders (no interaction is there to answer them: the scheduler sends them).
 
-    Private notes ('players', 'master') are answered by the Discord layer from the
-    returned events; it can make any of them durable with `extra_outbox`.
+    Other private notes ('players', 'master') are answered by the Discord layer from
+    the returned events; it can make any of them durable with `extra_outbox`.
     """
-    return event.audience.kind in ("public", "team")
+    return event.audience.kind in ("public", "team") or event.kind == REMINDER
 
 
 class OutboxItem(BaseModel):
@@ -85,13 +90,14 @@ class DiscordPatch(BaseModel):
     signup_message_id: int | None = None
     category_id: int | None = None
     private_channels: dict[str, int] | None = None
+    live_messages: dict[str, int] | None = None
     language: str | None = None
 
     def columns(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name in self.model_fields_set:
             value = getattr(self, name)
-            if name == "private_channels":
+            if name in ("private_channels", "live_messages"):
                 value = json.dumps(value or {}, sort_keys=True)
             elif name == "language" and value is None:
                 continue
@@ -116,6 +122,7 @@ class GameInfo:
     signup_message_id: int | None
     category_id: int | None
     private_channels: dict[str, int]
+    live_messages: dict[str, int] = field(default_factory=dict)  # key -> message id
     # The phase (GameState.serial, .number) the game was in when the bot looked it up
     # for an interaction (MafiaBot.find_game): the cog stamps it on phase-bound commands
     # (core.commands.stamped). None when not looked up for one.
@@ -129,6 +136,7 @@ class GameInfo:
             active=row.active, deadline=row.deadline, seq=row.seq, language=row.language,
             signup_message_id=row.signup_message_id, category_id=row.category_id,
             private_channels={k: int(v) for k, v in json.loads(row.private_channels).items()},
+            live_messages={k: int(v) for k, v in json.loads(row.live_messages).items()},
         )
 
 
@@ -213,6 +221,8 @@ class GameService:
         self._channels: dict[int, int] = {}  # channel id -> id of a game seen running there
         self._create_lock = asyncio.Lock()
         self.deadline_listeners: list[DeadlineListener] = []
+        self.reminder_listeners: list[DeadlineListener] = []
+        self.outbox_derivers: list[OutboxDeriver] = []
         self.outbox_listeners: list[OutboxListener] = []
         self.commit_hooks: list[CommitHook] = [currency_hook]
         self.bundlers: list[Bundler] = []
@@ -348,6 +358,10 @@ class GameService:
         if (new.deadline != old.deadline or new.over != old.over) \
                 and self.owned(slot.guild_id):
             self._notify_deadline(game_id, None if new.over else new.deadline)
+        if self.reminder_listeners and self.owned(slot.guild_id):
+            due = reminder_at(new)
+            if due != reminder_at(old):
+                self._notify(self.reminder_listeners, game_id, due)
         if written:
             self._notify_outbox()
         if cancelled:  # committed all the same: the caller just stopped waiting
@@ -408,6 +422,8 @@ class GameService:
         new, now = out.state, self._clock()
         rows = [(EVENT_KIND, _dumps(event_payload(new.seq, e)))
                 for e in out.events if self._route(e)]
+        for derive in self.outbox_derivers:
+            rows += [(i.kind, _dumps(i.payload)) for i in derive(old, new, out.events)]
         for bundle in self.bundlers:
             first, last = bundle(command, old, new, out.events)
             rows = [(k, _dumps(p)) for k, p in first] + rows + [(k, _dumps(p)) for k, p in last]
@@ -526,6 +542,23 @@ class GameService:
         return {int(gid): dl for gid, guild, dl in rows
                 if isinstance(dl, datetime) and self.owned(int(guild))}
 
+    async def pending_reminders(self) -> dict[int, datetime]:
+        """game id -> when the scheduled reminder of every running game (of an owned
+        guild) is due: derived from the stored state, so it survives restarts."""
+        rows = await Game.filter(active=True, deadline__isnull=False) \
+            .values_list("id", "guild_id", "state")
+        out: dict[int, datetime] = {}
+        for gid, guild, text in rows:
+            if not self.owned(int(guild)):
+                continue
+            slot = self._slots.get(int(gid))
+            state = slot.state if slot is not None and slot.state is not None \
+                else GameState.model_validate_json(str(text))
+            due = reminder_at(state)
+            if due is not None:
+                out[int(gid)] = due
+        return out
+
     async def log(self, game_id: int) -> list[tuple[int, Command, list[Event]]]:
         """The game's EventLog in order: (seq, command, events)."""
         rows = await EventLog.filter(game_id=game_id).order_by("seq") \
@@ -605,11 +638,16 @@ class GameService:
         return slot.state
 
     def _notify_deadline(self, game_id: int, deadline: datetime | None) -> None:
-        for listener in list(self.deadline_listeners):
+        self._notify(self.deadline_listeners, game_id, deadline)
+
+    @staticmethod
+    def _notify(listeners: list[DeadlineListener], game_id: int,
+                moment: datetime | None) -> None:
+        for listener in list(listeners):
             try:
-                listener(game_id, deadline)
+                listener(game_id, moment)
             except Exception:
-                log.exception("deadline listener failed for game %s", game_id)
+                log.exception("deadline/reminder listener failed for game %s", game_id)
 
     def _notify_outbox(self) -> None:
         for listener in list(self.outbox_listeners):
@@ -646,7 +684,7 @@ def _patched(info: GameInfo, patch: DiscordPatch | None) -> GameInfo:
     changes: dict[str, Any] = {}
     for name in patch.model_fields_set:
         value = getattr(patch, name)
-        if name == "private_channels":
+        if name in ("private_channels", "live_messages"):
             value = {str(k): int(v) for k, v in (value or {}).items()}
         elif name == "language" and value is None:
             continue

@@ -107,9 +107,21 @@ def no_repeats(h: Harness, *channels: int) -> None:
 
 
 def expected_posts(entries: list[Outbox], lang: str = "ru") -> list[str]:
-    """The game channel, as the outbox entries say it should read, in ordinal order."""
+    """The game channel, as the outbox entries say it should read, in ordinal order (a
+    day's live vote count where it was opened, as its latest entry says it reads now)."""
+    from cogs.tally import TALLY_KIND, tally_message_embed
+    from core.visibility import LiveTally
+
+    latest = {json.loads(r.payload)["coalesce"]: json.loads(r.payload)["tally"]
+              for r in entries if r.kind == TALLY_KIND}
     out = []
     for row in entries:
+        if row.kind == TALLY_KIND:
+            payload = json.loads(row.payload)
+            if payload["op"] == "open":
+                count = LiveTally.model_validate(latest[payload["coalesce"]])
+                out.append(tally_message_embed(count, lang).description or "")
+            continue
         event = Event.model_validate(json.loads(row.payload)["event"]) \
             if row.kind == "event" else None
         if event is None or event.audience.kind != "public" or event.kind in SIGNUP_EVENTS:

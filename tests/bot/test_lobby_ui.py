@@ -52,7 +52,9 @@ async def test_show_my_role_button_and_vote_menu(h: Harness) -> None:
     await t.do(acting, "night", target=str(t.players[-1].id))
     await t.advance()
     assert (await t.phase()) == (PhaseKind.DAY, 1)
-    day = h.messages_in(t.channel)[-1]
+    # the day's announcement carries the menu (the live vote count follows it)
+    day = h.find_component_message(f"mafia:vote:{t.game_id}:1")
+    assert day in h.messages_in(t.channel)[-2:]
     target = next(q for q in t.players if q.id != p.id)
     res = await h.click(p, day, f"mafia:vote:{t.game_id}:1", values=[str(target.id)])
     assert confirmed(res) and res.embeds[0]["color"] == discord.Colour.red().value

@@ -1,0 +1,169 @@
+"""The table talks: the live vote count of each day, and private reminders.
+
+The live count is one public message per voting day in the game channel. Which
+commands change it is decided from the engine's public view (`core.visibility.
+live_tally`): every commit that changes the view writes a "tally" outbox entry in
+its own transaction, carrying the whole count as it stands, so whichever entry goes
+out last shows the latest count. The OutboxWorker drops an entry a later one of the
+same message supersedes (`coalesce`), and this deliverer edits one message at most
+once per `interval` seconds: a burst of votes costs one or two edits, never one each.
+The message id is stored with the game (`live_messages`), so edits after a restart
+address the same message.
+
+Reminders (`core.rules.owing`) are engine events to single players: core.places
+pushes them, with a ping, into each player's private place (cogs/places.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from core.events import Event
+from core.i18n import t
+from core.narrate import votes
+from core.rules.owing import REMINDER
+from core.state import GameState
+from core.storage.outbox import OutboxEntry, RetryAfter
+from core.storage.service import DiscordPatch, GameInfo, OutboxItem
+from core.visibility import LiveTally, tally_updates
+
+from .ui.render import RED
+from .ui.text import mention, when
+
+if TYPE_CHECKING:
+    from bot import MafiaBot
+
+log = logging.getLogger(__name__)
+
+TALLY_KIND = "tally"  # Outbox.kind of live-count entries
+# Player-audience events that must reach the player even across a crash.
+PRIVATE_DURABLE = frozenset({REMINDER})
+DESCRIPTION_LIMIT = 4000  # Discord: 4096 per embed description
+FIELD_LIMIT = 1024
+
+
+def message_key(number: int) -> str:
+    return f"tally:{number}"
+
+
+def _item(tally: LiveTally, op: str) -> OutboxItem:
+    return OutboxItem(kind=TALLY_KIND, payload={
+        "op": op, "coalesce": message_key(tally.number), "tally": tally.model_dump(mode="json")})
+
+
+def tally_outbox(old: GameState, new: GameState, events: list[Event]) -> list[OutboxItem]:
+    """The service's outbox deriver: a day's count opens with the day, follows every
+    change of the public view, and closes with the day's result (core decides which)."""
+    return [_item(count, op) for op, count in tally_updates(old, new)]
+
+
+# --- rendering --------------------------------------------------------------------------
+def _joined(parts: list[str], limit: int, sep: str = ", ") -> str:
+    """Whole parts only, within `limit` characters (a cut mention would show as text)."""
+    kept: list[str] = []
+    size = 0
+    for part in parts:
+        add = len(part) + (len(sep) if kept else 0)
+        if size + add > limit - len(sep) - 1:
+            kept.append("…")
+            break
+        kept.append(part)
+        size += add
+    return sep.join(kept)
+
+
+def _voter(v: Any, lang: str) -> str:
+    name = t("votes.ghost_voter", lang, name=mention(v.uid)) if v.ghost else mention(v.uid)
+    if v.halves == 0:
+        return t("tally.live.not_counted", lang, name=name)
+    return name + (f" ×{votes(v.halves, lang)}" if v.halves != 2 else "")
+
+
+def tally_message_embed(tally: LiveTally, lang: str) -> discord.Embed:
+    """The live count: the rows /votes shows, who has not voted, the deadline; closed,
+    the day's result."""
+    lines = [t("votes.row", lang, place=i, name=mention(row.target),
+               votes=votes(row.halves, lang),
+               voters=", ".join(_voter(v, lang) for v in row.voters) or "—")
+             for i, row in enumerate(tally.rows, 1)]
+    title = "tally.live.final_title" if tally.closed else "tally.live.title"
+    embed = discord.Embed(title=t(title, lang, number=tally.number),
+                          description=_joined(lines, DESCRIPTION_LIMIT, "\n")
+                          or t("votes.none", lang), colour=RED)
+    if tally.closed:
+        if tally.hanged is None:
+            result = t("event.day_result.nobody", lang)
+        else:
+            result = t("tally.live.hanged", lang, name=mention(tally.hanged))
+            if tally.tied:
+                result = t("event.day_result.tie", lang, name=mention(tally.hanged)) \
+                    + "\n" + result
+        embed.add_field(name=t("tally.live.result", lang), value=result[:FIELD_LIMIT],
+                        inline=False)
+    else:
+        if tally.not_voted:
+            embed.add_field(name=t("tally.live.not_voted", lang), value=_joined(
+                [mention(u) for u in tally.not_voted], FIELD_LIMIT), inline=False)
+        if tally.deadline is not None:
+            embed.add_field(name=t("tally.live.closes", lang), value=when(tally.deadline),
+                            inline=False)
+    if tally.ghosts:
+        embed.set_footer(text=t("votes.ghost_note", lang))
+    return embed
+
+
+# --- delivery -------------------------------------------------------------------------
+class LiveTallies:
+    """Posts and edits the live counts; called by cogs.delivery for "tally" entries."""
+
+    interval = 2.0  # seconds between two edits of one message (Discord: 5 per 5 s)
+
+    def __init__(self, bot: MafiaBot) -> None:
+        self.bot = bot
+        self._last: dict[int, float] = {}  # message id -> monotonic time of its last write
+        self.edits = 0
+        self.posts = 0
+
+    async def deliver(self, entry: OutboxEntry, channel: Any,
+                      send: Callable[[discord.Embed], Awaitable[discord.Message]]) -> None:
+        """Edit the day's message, or post it (through `send`: the outbox's one post
+        path, with its nonce) when it does not exist yet or was deleted."""
+        service = self.bot.service
+        info: GameInfo = await service.info(entry.game_id)
+        tally = LiveTally.model_validate(entry.payload["tally"])
+        key = message_key(tally.number)
+        embed = tally_message_embed(tally, info.language)
+        message_id = info.live_messages.get(key)
+        if message_id is not None:
+            wait = self._last.get(message_id, -math.inf) + self.interval - time.monotonic()
+            if wait > 0 and entry.payload.get("op") == "edit":
+                # Later counts pile up meanwhile and coalesce. The final count is never
+                # held back: the next phase's announcement waits behind it.
+                raise RetryAfter(wait)
+            try:
+                await channel.get_partial_message(message_id).edit(
+                    embed=embed, allowed_mentions=discord.AllowedMentions.none())
+            except discord.NotFound:
+                log.warning("game %s: live count %s was deleted; posting it again",
+                            info.id, key)
+            else:
+                self._last[message_id] = time.monotonic()
+                self.edits += 1
+                return
+        message = await send(embed)
+        kept = {k: v for k, v in info.live_messages.items() if not k.startswith("tally:")}
+        await service.set_discord(info.id, DiscordPatch(live_messages=kept | {key: message.id}))
+        self._last[message.id] = time.monotonic()
+        self.posts += 1
+
+
+async def setup(bot: Any) -> None:
+    """Register the live count's outbox deriver (a module without commands)."""
+    if tally_outbox not in bot.service.outbox_derivers:
+        bot.service.outbox_derivers.append(tally_outbox)
