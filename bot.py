@@ -102,7 +102,6 @@ class MafiaBot(commands.Bot):
                                    service=self.service,
                                    deliver_batch=self.delivery.deliver_batch,
                                    lane=lane, lanes=LANES)
-        self.synced = False
         self.resumed = 0  # live games found at start-up (their deadlines re-armed)
         self.announced = False
 
@@ -158,7 +157,6 @@ class MafiaBot(commands.Bot):
         await self.tree.sync(guild=guild)
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(digest.hexdigest())
-        self.synced = True
 
     # --- games ----------------------------------------------------------------------
     async def find_game(self, interaction: discord.Interaction[Any], *,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from datetime import timedelta
+from typing import Any
 
 from core import commands as c
 from core.access import require_master
@@ -584,7 +584,6 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
 
 MAX_STANDBY = 25  # one autocomplete page of substitutes
 
-T = TypeVar("T")
 _HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
     c.Join: _join, c.Leave: _leave, c.Configure: _configure, c.Start: _start,
     c.Cancel: _cancel, c.SetOptions: _options, c.CheckIn: _checkin, c.Vote: _vote,
@@ -622,11 +621,3 @@ def legal_targets(state: GameState, uid: int, what: str) -> list[int]:
         return out
     return [q.uid for q in state.living()]
 
-
-def check_composition(state: GameState) -> None:
-    """Raise SetupError if the game could not start with its current players."""
-    composition_for(state.roles_text, len(state.players), extra_roles=state.options.extra_roles)
-
-
-def now_deadline_passed(state: GameState, now: datetime) -> bool:
-    return state.deadline is not None and now >= state.deadline and not state.over

@@ -268,7 +268,3 @@ def _alive(state: GameState, uid: int) -> bool:
     p = state.player(uid)
     return p is not None and p.alive
 
-
-def roles_table(state: GameState) -> list[tuple[int, Role | None]]:
-    """Every seat and role: for the master, or for everybody once the game is over."""
-    return [(p.uid, p.role) for p in state.players]

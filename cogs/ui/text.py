@@ -64,6 +64,3 @@ def when(iso: str | datetime) -> str:
     unix = int(moment.timestamp())
     return f"<t:{unix}:f> (<t:{unix}:R>)"
 
-
-def tr(lang: str, key: str, **params: Any) -> str:
-    return t(key, lang, **params)

@@ -12,10 +12,10 @@ from core.events import Audience
 from core.rules import channels, economy, shop, voting
 from core.rules import night as night_rules
 from core.rules.context import Ctx
-from core.rules.roles import Role, Side, info, is_role_player
+from core.rules.roles import Role, is_role_player
 from core.rules.setup import composition_for
 from core.rules.victory import verdict
-from core.state import Clan, Death, DeathCause, GameState, PhaseKind, Player, TurnMark
+from core.state import Clan, Death, DeathCause, GameState, PhaseKind, TurnMark
 
 # --- teams (private channels) ----------------------------------------------
 # Membership is a pure function of the state (core/rules/channels.py); these wrappers
@@ -287,10 +287,6 @@ def advance(ctx: Ctx, at: datetime, funds: dict[int, int] | None = None) -> None
         end_day(ctx, at, funds or {})
     else:
         end_night(ctx, at)
-
-
-def side_members(ctx: Ctx, side: Side) -> list[Player]:
-    return [p for p in ctx.state.players if p.role and info(p.role).side is side]
 
 
 __all__ = ["advance", "is_role_player", "kill", "start_game"]

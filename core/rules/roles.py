@@ -74,10 +74,6 @@ def info(role: Role) -> RoleInfo:
     return CATALOGUE[role]
 
 
-def side_of(role: Role) -> Side:
-    return CATALOGUE[role].side
-
-
 def is_role_player(role: Role) -> bool:
     """'Ролевик': anyone who is not an honest citizen."""
     return role is not Role.CITIZEN

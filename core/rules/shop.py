@@ -377,10 +377,6 @@ def _use_item(state: GameState, uid: int, kind: str, against: str | None = None)
     return False
 
 
-def has_item(state: GameState, uid: int, kind: str) -> bool:
-    return any(i.kind == kind for i in state.inventory.get(uid, []))
-
-
 def use_item(state: GameState, uid: int, kind: str, against: str | None = None) -> bool:
     return _use_item(state, uid, kind, against)
 

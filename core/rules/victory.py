@@ -58,7 +58,3 @@ def verdict(state: GameState) -> Verdict:
         winners.append(Side.CITIZENS.value)
     return Verdict(winners=winners)
 
-
-def is_winner(state: GameState, uid: int) -> bool:
-    p = state.player(uid)
-    return p is not None and p.team in state.winners
