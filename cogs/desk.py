@@ -34,7 +34,7 @@ from core.i18n import t
 from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo
 
-from .base import is_admin, now, parse_player
+from .base import PlayerArg, is_admin, now, parse_player
 from .overwrites import member_overwrite
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
@@ -283,15 +283,8 @@ async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: st
                                             ephemeral=True)
 
 
-class StandbyArg(app_commands.Transformer):
+class StandbyArg(PlayerArg):
     """A string option offering the game's standby list (for /master replace)."""
-
-    @property
-    def type(self) -> discord.AppCommandOptionType:
-        return discord.AppCommandOptionType.string
-
-    async def transform(self, interaction: discord.Interaction[Any], value: str) -> str:
-        return value
 
     async def autocomplete(self, interaction: discord.Interaction[Any],  # type: ignore[override]
                            value: str) -> list[app_commands.Choice[str]]:
