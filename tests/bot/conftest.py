@@ -28,4 +28,7 @@ async def h(tmp_path: Path) -> AsyncIterator[Harness]:
     async with Harness(bot, timeout=30.0) as harness:
         harness.add_guild("Mafia Club", locale="ru")
         harness.set_bot_permissions(EVERYTHING)
+        # The live count waits `interval` real seconds between two edits of a message;
+        # every settle after a vote would sit that out. test_tally sets its own.
+        bot.delivery.tallies.interval = 0.0
         yield harness
