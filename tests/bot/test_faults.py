@@ -160,6 +160,9 @@ async def test_short_faults_are_retried_and_nothing_is_lost_or_reordered(h: Harn
     t = await open_table(h, 8, roles=ROLES)
     # the sleeps counted below are the injected faults' only, not waits on the buckets
     h.world.ratelimits.enabled = False
+    # live-count edits spaced as in production: bursts of them would make the bot's own
+    # budget wait (a sleep on the fake clock) between the injected faults' retries
+    h.bot.delivery.tallies.interval = 2.0  # type: ignore[attr-defined]
     h.fake.sleeps.clear()
     tap = await fast_outbox(t, max_attempts=5)
     faults = [h.fake.rate_limit(POST, retry_after=0.25, times=3, channel_id=t.channel),
