@@ -1,6 +1,6 @@
 """Crash-test helper: plays simulated games through GameService in a child process.
 
-    python tests/storage_worker.py DATABASE_URL GAMES SEED
+    python tests/storage/storage_worker.py DATABASE_URL GAMES SEED
 
 Creates games until GAMES exist, then plays every running one to its end (resuming
 what a killed predecessor left). After each `apply` RETURNS it prints
@@ -16,7 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.soak import create_sim_game, play_stored
 from core.storage.db import close_db, init_db

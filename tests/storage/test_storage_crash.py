@@ -19,7 +19,7 @@ from core.storage.models import EventLog, Game
 from core.storage.service import GameService
 
 WORKER = Path(__file__).with_name("storage_worker.py")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GAMES = 6
 ROUNDS = 6
 

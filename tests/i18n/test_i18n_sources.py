@@ -18,7 +18,7 @@ cli.py with :mod:`ast` and flags
 Allowed in those places: texts with no letters once ``{placeholders}`` are
 removed (``"{}"``, ``" · "``, ``"—"``, emoji), and calls (``t(...)``) rather than
 literals.  The module's helpers (:func:`string_values`, :func:`python_files`) are
-reused by tests/test_i18n_coverage.py.
+reused by tests/i18n/test_i18n_coverage.py.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import pytest
 
 from core.i18n import keys
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCANNED = ("cogs", "core", "bot.py", "cli.py")
 
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")

@@ -31,7 +31,7 @@ from core.i18n import (
     t,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 ROLES = {
     "mafioso": "мафиози",

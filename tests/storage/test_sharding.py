@@ -37,7 +37,7 @@ from core.storage.sharding import ShardFilter, guild_filter, shard_of
 T_OLD = datetime(2025, 6, 1, tzinfo=UTC)  # pre-made games started then: overdue
 CLOCK = datetime(2025, 7, 1, tzinfo=UTC)  # the schedulers' frozen "now" (< core.sim.EPOCH)
 SHARDS = 2
-ROOT = Path(__file__).resolve().parent.parent  # on the workers' PYTHONPATH
+ROOT = Path(__file__).resolve().parents[2]  # on the workers' PYTHONPATH
 
 
 def guild(shard: int, k: int = 0) -> int:

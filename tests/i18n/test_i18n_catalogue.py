@@ -8,7 +8,7 @@ English (Latin words) in Russian text beyond the allowed tokens (command-line
 flags, environment variables, product names, URLs, the "x2" multiplier), no
 Russian in English, the plural forms the CLDR rules choose, and Russian without a
 grammatical gender we cannot know next to a player's name or the master.
-(tests/test_i18n_coverage.py renders whole simulated games through describe(),
+(tests/i18n/test_i18n_coverage.py renders whole simulated games through describe(),
 the embeds and the tables; this file covers the keys those games never reach.)
 """
 

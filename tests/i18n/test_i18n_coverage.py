@@ -51,7 +51,7 @@ from core.rules.roles import Action, Role, Side
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import DeathCause, Options, PhaseKind
 from core.visibility import card, public_view
-from tests.test_i18n_sources import call_name, python_files, readable, string_values
+from tests.i18n.test_i18n_sources import call_name, python_files, readable, string_values
 
 LANGS = ("ru", "en")
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
