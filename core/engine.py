@@ -6,10 +6,9 @@ from the game's seed and the command counter, time from the command.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import assert_never
 
 from core import commands as c
 from core.access import require_master
@@ -67,8 +66,7 @@ def apply(state: GameState, cmd: c.Command, *, as_json: str | None = None) -> Ou
     if cmd.seen is not None and not state.over and phase_ended(state, cmd):
         raise RuleError("phase_ended")
     ctx = Ctx(copy_state(state) if as_json is None else GameState.model_validate_json(as_json))
-    handler = _HANDLERS[type(cmd)]
-    handler(ctx, cmd)
+    _dispatch(ctx, cmd)
     ctx.state.seq += 1
     return Outcome(ctx.state, ctx.events)
 
@@ -78,7 +76,7 @@ def apply_in_place(state: GameState, cmd: c.Command) -> list[Event]:
     game's story quickly (core/archive.py). Never for new commands: a refusal halfway
     would leave `state` half changed."""
     ctx = Ctx(state)
-    _HANDLERS[type(cmd)](ctx, cmd)
+    _dispatch(ctx, cmd)
     state.seq += 1
     return ctx.events
 
@@ -584,16 +582,64 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
 
 MAX_STANDBY = 25  # one autocomplete page of substitutes
 
-_HANDLERS: dict[type[Any], Callable[[Ctx, Any], None]] = {
-    c.Join: _join, c.Leave: _leave, c.Configure: _configure, c.Start: _start,
-    c.Cancel: _cancel, c.SetOptions: _options, c.CheckIn: _checkin, c.Vote: _vote,
-    c.Unvote: _unvote,
-    c.NightOrder: _night, c.Share: _share, c.Away: _away, c.OccultExclude: _occult,
-    c.Advance: _advance, c.Remind: _remind, c.Extend: _extend, c.Kick: _kick,
-    c.Replace: _replace, c.Standby: _standby,
-    c.Bonus: _bonus, c.Thank: _thank, c.Buy: _buy, c.Cast: _cast,
-    c.Anon: _anon, c.Whisper: _whisper, c.Reveal: _reveal,
-}
+def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
+    """Hand a command to its rule: one exhaustive match over the command union, so mypy
+    follows each command into its handler and a command left out fails type checking."""
+    match cmd:
+        case c.Join():
+            _join(ctx, cmd)
+        case c.Leave():
+            _leave(ctx, cmd)
+        case c.Configure():
+            _configure(ctx, cmd)
+        case c.Start():
+            _start(ctx, cmd)
+        case c.Cancel():
+            _cancel(ctx, cmd)
+        case c.SetOptions():
+            _options(ctx, cmd)
+        case c.CheckIn():
+            _checkin(ctx, cmd)
+        case c.Vote():
+            _vote(ctx, cmd)
+        case c.Unvote():
+            _unvote(ctx, cmd)
+        case c.NightOrder():
+            _night(ctx, cmd)
+        case c.Share():
+            _share(ctx, cmd)
+        case c.Away():
+            _away(ctx, cmd)
+        case c.OccultExclude():
+            _occult(ctx, cmd)
+        case c.Advance():
+            _advance(ctx, cmd)
+        case c.Remind():
+            _remind(ctx, cmd)
+        case c.Extend():
+            _extend(ctx, cmd)
+        case c.Kick():
+            _kick(ctx, cmd)
+        case c.Replace():
+            _replace(ctx, cmd)
+        case c.Standby():
+            _standby(ctx, cmd)
+        case c.Bonus():
+            _bonus(ctx, cmd)
+        case c.Thank():
+            _thank(ctx, cmd)
+        case c.Buy():
+            _buy(ctx, cmd)
+        case c.Cast():
+            _cast(ctx, cmd)
+        case c.Anon():
+            _anon(ctx, cmd)
+        case c.Whisper():
+            _whisper(ctx, cmd)
+        case c.Reveal():
+            _reveal(ctx, cmd)
+        case _:
+            assert_never(cmd)
 
 
 # --- questions the Discord layer asks ------------------------------------------
