@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.state import GameState
 
 
@@ -21,9 +21,9 @@ def master_refusal(state: GameState, uid: int, *, admin: bool) -> RuleError | No
     but whoever plays in a game is never its master, whatever his guild permissions: a
     player with "Manage Server" would otherwise read every role (RULES.md §8)."""
     if uid != state.master and not admin:
-        return RuleError("not_master")
+        return RuleError(ErrorCode.NOT_MASTER)
     if state.player(uid) is not None:
-        return RuleError("player_cannot_master")
+        return RuleError(ErrorCode.PLAYER_CANNOT_MASTER)
     return None
 
 
@@ -50,9 +50,9 @@ class GameLimits:
 def open_game_refusal(by_member: int, in_guild: int, limits: GameLimits) -> RuleError | None:
     """Why one more game may not be opened, given the games already open."""
     if by_member >= limits.per_member:
-        return RuleError("too_many_games_member", limit=limits.per_member)
+        return RuleError(ErrorCode.TOO_MANY_GAMES_MEMBER, limit=limits.per_member)
     if in_guild >= limits.per_guild:
-        return RuleError("too_many_games_guild", limit=limits.per_guild)
+        return RuleError(ErrorCode.TOO_MANY_GAMES_GUILD, limit=limits.per_guild)
     return None
 
 
@@ -64,7 +64,7 @@ def game_place_refusal(kind: ChannelKind, owner: int | None) -> RuleError | None
     game of the bot owns (a private channel of a game, running or archived, belongs to
     it; a thread is never an ordinary channel)."""
     if kind != "text":
-        return RuleError("create_here_not_text")
+        return RuleError(ErrorCode.CREATE_HERE_NOT_TEXT)
     if owner is not None:
-        return RuleError("create_here_game_channel")
+        return RuleError(ErrorCode.CREATE_HERE_GAME_CHANNEL)
     return None

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from core.commands import Command
 from core.events import Event
 from core.i18n import has_key, t
-from core.narrate import Names, describe, describe_error, params, role_name, votes
+from core.narrate import Names, describe, describe_error, params, readable, role_name, votes
 from core.state import GameState, PhaseKind
 
 History = Sequence[tuple[int, Command, list[Event]]]
@@ -159,9 +159,8 @@ def _night(event: Event, names: Names, lang: str) -> str:
             order = ", ".join(names(u) for u in step["actors"]) or "—"
             lines.append(t("desk.night.sequence", lang, actors=order))
             continue
-        p = params(Event(kind="step", data={k: v for k, v in step.items()
-                                            if k not in ("step", "result", "again")}),
-                   names, lang)
+        p = readable({k: v for k, v in step.items() if k not in ("step", "result", "again")},
+                     names, lang)
         if "result" in step:
             p["result"] = role_name(step["result"], lang)
         if step.get("bouncer") is not None:

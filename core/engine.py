@@ -13,8 +13,8 @@ from typing import assert_never
 from core import commands as c
 from core.access import require_master
 from core.commands import PHASE_BOUND
-from core.errors import RuleError
-from core.events import Audience, Event
+from core.errors import ErrorCode, RuleError
+from core.events import Audience, Event, EventKind
 from core.names import is_blank
 from core.rules import crypto, owing, phases, shop
 from core.rules import night as night_rules
@@ -54,7 +54,7 @@ def create_game(
     if plot:
         _text(plot, "plot")
     if options.shop and not options.currency:
-        raise RuleError("shop_needs_currency")
+        raise RuleError(ErrorCode.SHOP_NEEDS_CURRENCY)
     return GameState(seed=seed, master=master, title=title, plot=plot, options=options)
 
 
@@ -64,7 +64,7 @@ def apply(state: GameState, cmd: c.Command, *, as_json: str | None = None) -> Ou
     `as_json`, if the caller has it, must be `state.model_dump_json()` (the stored
     form): the private copy is then parsed from it instead of serialized anew."""
     if cmd.seen is not None and not state.over and phase_ended(state, cmd):
-        raise RuleError("phase_ended")
+        raise RuleError(ErrorCode.PHASE_ENDED)
     ctx = Ctx(copy_state(state) if as_json is None else GameState.model_validate_json(as_json))
     _dispatch(ctx, cmd)
     ctx.state.seq += 1
@@ -106,40 +106,40 @@ def _master(ctx: Ctx, cmd: c.Command) -> None:
 def _text(value: str | None, field: str) -> None:
     """Refuse a text option that shows nothing (blank, or invisible characters only)."""
     if is_blank(value):
-        raise RuleError("blank_text", field=field)
+        raise RuleError(ErrorCode.BLANK_TEXT, field=field)
 
 
 def _no_bot(bot: bool) -> None:
     if bot:
-        raise RuleError("bot_cannot_play")
+        raise RuleError(ErrorCode.BOT_CANNOT_PLAY)
 
 
 def _not_over(ctx: Ctx) -> None:
     if ctx.state.over:
-        raise RuleError("game_over")
+        raise RuleError(ErrorCode.GAME_OVER)
 
 
 def _in_play(ctx: Ctx) -> None:
     _not_over(ctx)
     if ctx.state.phase is PhaseKind.SIGNUP:
-        raise RuleError("not_started")
+        raise RuleError(ErrorCode.NOT_STARTED)
 
 
 def _player(ctx: Ctx, uid: int, *, alive: bool = True) -> Player:
     p = ctx.state.player(uid)
     if p is None:
-        raise RuleError("not_a_player")
+        raise RuleError(ErrorCode.NOT_A_PLAYER)
     if alive and not p.alive:
-        raise RuleError("you_are_dead")
+        raise RuleError(ErrorCode.YOU_ARE_DEAD)
     return p
 
 
 def _living_target(ctx: Ctx, uid: int) -> Player:
     t = ctx.state.player(uid)
     if t is None:
-        raise RuleError("not_a_player_target", target=uid)
+        raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=uid)
     if not t.alive:
-        raise RuleError("target_dead", target=uid)
+        raise RuleError(ErrorCode.TARGET_DEAD, target=uid)
     return t
 
 
@@ -147,25 +147,25 @@ def _living_target(ctx: Ctx, uid: int) -> Player:
 def _join(ctx: Ctx, cmd: c.Join) -> None:
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError("signup_closed")
+        raise RuleError(ErrorCode.SIGNUP_CLOSED)
     if cmd.by == s.master:
-        raise RuleError("master_cannot_play")
+        raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
-        raise RuleError("already_joined")
+        raise RuleError(ErrorCode.ALREADY_JOINED)
     if len(s.players) >= MAX_PLAYERS:
-        raise RuleError("game_full", max=MAX_PLAYERS)
+        raise RuleError(ErrorCode.GAME_FULL, max=MAX_PLAYERS)
     s.players.append(Player(uid=cmd.by, name=cmd.name, handle=cmd.handle))
-    ctx.emit("joined", uid=cmd.by, count=len(s.players))
+    ctx.emit(EventKind.JOINED, uid=cmd.by, count=len(s.players))
 
 
 def _leave(ctx: Ctx, cmd: c.Leave) -> None:
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError("signup_closed")
+        raise RuleError(ErrorCode.SIGNUP_CLOSED)
     p = _player(ctx, cmd.by)
     s.players.remove(p)
-    ctx.emit("left", uid=cmd.by, count=len(s.players))
+    ctx.emit(EventKind.LEFT, uid=cmd.by, count=len(s.players))
 
 
 def _configure(ctx: Ctx, cmd: c.Configure) -> None:
@@ -174,7 +174,7 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
     _master(ctx, cmd)
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError("signup_closed")
+        raise RuleError(ErrorCode.SIGNUP_CLOSED)
     from core.rules.setup import check_written
 
     _text(cmd.roles, "roles")
@@ -182,7 +182,7 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
     s.roles_text = cmd.roles
     players = max(len(s.players), comp.size, MIN_PLAYERS)
     full = composition_for(cmd.roles, players, extra_roles=s.options.extra_roles)
-    ctx.emit("roles_set", composition=[list(r) for r in comp.describe()], size=comp.size,
+    ctx.emit(EventKind.ROLES_SET, composition=[list(r) for r in comp.describe()], size=comp.size,
              signed_up=len(s.players), lopsided=lopsided(full), negatives=negatives(full),
              players=players)
 
@@ -192,18 +192,18 @@ def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP and not (set(cmd.changes) <= IN_GAME_OPTIONS
                                                 and not s.over):
-        raise RuleError("signup_closed")
+        raise RuleError(ErrorCode.SIGNUP_CLOSED)
     unknown = sorted(set(cmd.changes) - set(Options.model_fields))
     if unknown:
-        raise RuleError("unknown_option", name=unknown[0])
+        raise RuleError(ErrorCode.UNKNOWN_OPTION, name=unknown[0])
     try:
         options = Options.model_validate(s.options.model_dump() | cmd.changes)
     except ValueError as exc:
-        raise RuleError("bad_option", detail=str(exc).splitlines()[0][:100]) from exc
+        raise RuleError(ErrorCode.BAD_OPTION, detail=str(exc).splitlines()[0][:100]) from exc
     if options.shop and not options.currency:
-        raise RuleError("shop_needs_currency")
+        raise RuleError(ErrorCode.SHOP_NEEDS_CURRENCY)
     s.options = options
-    ctx.emit("options_set", changes=dict(cmd.changes))
+    ctx.emit(EventKind.OPTIONS_SET, changes=dict(cmd.changes))
 
 
 # Options that change no rule, only how the table is told: the master may set them any
@@ -217,10 +217,10 @@ def _start(ctx: Ctx, cmd: c.Start) -> None:
     _master(ctx, cmd)
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError("already_started")
+        raise RuleError(ErrorCode.ALREADY_STARTED)
     comp = composition_for(s.roles_text, len(s.players), extra_roles=s.options.extra_roles)
     if lopsided(comp) and not cmd.confirm:
-        raise RuleError("setup_lopsided", negatives=negatives(comp), players=comp.size)
+        raise RuleError(ErrorCode.SETUP_LOPSIDED, negatives=negatives(comp), players=comp.size)
     phases.start_game(ctx, cmd.at)
 
 
@@ -230,7 +230,7 @@ def _cancel(ctx: Ctx, cmd: c.Cancel) -> None:
     s = ctx.state
     s.phase, s.deadline = PhaseKind.CANCELLED, None
     s.serial += 1
-    ctx.emit("cancelled", roles=[{"uid": p.uid, "role": str(p.role) if p.role else None}
+    ctx.emit(EventKind.CANCELLED, roles=[{"uid": p.uid, "role": str(p.role) if p.role else None}
                                  for p in s.players])
 
 
@@ -240,11 +240,11 @@ def _checkin(ctx: Ctx, cmd: c.CheckIn) -> None:
     s = ctx.state
     p = _player(ctx, cmd.by)
     if not (s.phase is PhaseKind.DAY and s.number == 0):
-        raise RuleError("checkin_day_zero_only")
+        raise RuleError(ErrorCode.CHECKIN_DAY_ZERO_ONLY)
     if p.checked_in:
-        raise RuleError("already_checked_in")
+        raise RuleError(ErrorCode.ALREADY_CHECKED_IN)
     p.checked_in = True
-    ctx.emit("checked_in", uid=p.uid, count=sum(1 for q in s.players if q.checked_in),
+    ctx.emit(EventKind.CHECKED_IN, uid=p.uid, count=sum(1 for q in s.players if q.checked_in),
              living=len(s.living()))
 
 
@@ -252,7 +252,7 @@ def _voting_day(ctx: Ctx) -> None:
     _in_play(ctx)
     s = ctx.state
     if s.phase is not PhaseKind.DAY or s.number == 0:
-        raise RuleError("not_voting_time")
+        raise RuleError(ErrorCode.NOT_VOTING_TIME)
 
 
 def _voter(ctx: Ctx, uid: int) -> Player:
@@ -260,7 +260,7 @@ def _voter(ctx: Ctx, uid: int) -> Player:
 
     p = _player(ctx, uid, alive=False)
     if not p.alive and base_weight(ctx.state, uid) == 0:
-        raise RuleError("you_are_dead")
+        raise RuleError(ErrorCode.YOU_ARE_DEAD)
     return p
 
 
@@ -275,9 +275,9 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
     if standing is not None:
         if standing.target == target.uid:
             if not cmd.shout:  # a second Shout on the same vote does not change the vote
-                raise RuleError("already_voted_for", target=target.uid)
+                raise RuleError(ErrorCode.ALREADY_VOTED_FOR, target=target.uid)
         elif s.options.votes_final:
-            raise RuleError("votes_final")
+            raise RuleError(ErrorCode.VOTES_FINAL)
     check_vote_cooldown(s, voter.uid, cmd.at)
     shouts = standing.shouts if standing is not None and standing.target == target.uid else 0
     if cmd.shout:
@@ -285,7 +285,7 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
     s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts,
                                at=cmd.at))
     t = tally(s)
-    ctx.emit("vote_cast", voter=voter.uid, target=target.uid, ghost=not voter.alive,
+    ctx.emit(EventKind.VOTE_CAST, voter=voter.uid, target=target.uid, ghost=not voter.alive,
              previous=standing.target if standing else None,
              total=t.totals.get(target.uid, 0))
 
@@ -298,12 +298,12 @@ def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
 
     standing = current_votes(s).get(voter.uid)
     if standing is None:
-        raise RuleError("no_vote_to_withdraw")
+        raise RuleError(ErrorCode.NO_VOTE_TO_WITHDRAW)
     if s.options.votes_final:
-        raise RuleError("votes_final")
+        raise RuleError(ErrorCode.VOTES_FINAL)
     check_vote_cooldown(s, voter.uid, cmd.at)
     s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=None, at=cmd.at))
-    ctx.emit("vote_withdrawn", voter=voter.uid, target=standing.target)
+    ctx.emit(EventKind.VOTE_WITHDRAWN, voter=voter.uid, target=standing.target)
 
 
 # --- night -------------------------------------------------------------------
@@ -316,7 +316,7 @@ def _night(ctx: Ctx, cmd: c.NightOrder) -> None:
     s = ctx.state
     if s.options.early_night and owing.all_moves_in(s):
         # Master option: the last order in ends the night (players are told so up front).
-        ctx.emit("orders_all_in", number=s.number)
+        ctx.emit(EventKind.ORDERS_ALL_IN, number=s.number)
         phases.advance(ctx, cmd.at)
 
 
@@ -328,10 +328,10 @@ def _share(ctx: Ctx, cmd: c.Share) -> None:
     s = ctx.state
     p = _player(ctx, cmd.by)
     if p.role is not Role.INVESTIGATOR:
-        raise RuleError("wrong_role", role="investigator")
+        raise RuleError(ErrorCode.WRONG_ROLE, role="investigator")
     sergeants = s.with_role(Role.SERGEANT)
     if not sergeants:
-        raise RuleError("no_sergeant")
+        raise RuleError(ErrorCode.NO_SERGEANT)
     checks = [n for n in p.notices if n.kind in ("check", "shared_check")]
     for sgt in sergeants:
         have = {(n.night, n.data.get("target")) for n in sgt.notices if n.kind == "shared_check"}
@@ -341,7 +341,7 @@ def _share(ctx: Ctx, cmd: c.Share) -> None:
         if cmd.note:
             sgt.notices.append(Notice(kind="police_note", night=s.number,
                                       data={"text": cmd.note}))
-    ctx.emit("log_shared", Audience.to(*[x.uid for x in sergeants]),
+    ctx.emit(EventKind.LOG_SHARED, Audience.to(*[x.uid for x in sergeants]),
              checks=[{"night": n.night, **n.data} for n in checks], note=cmd.note or "")
 
 
@@ -355,11 +355,11 @@ def _away(ctx: Ctx, cmd: c.Away) -> None:
     turn = ctx.state.number  # day N and night N are turn N
     until = turn + 1 if cmd.until is None else cmd.until
     if until < turn:
-        raise RuleError("away_until_past", day=turn)
+        raise RuleError(ErrorCode.AWAY_UNTIL_PAST, day=turn)
     p.away_until = until
     p.away_reason = cmd.reason
-    ctx.emit("away_noted", Audience.master(), uid=p.uid, reason=cmd.reason, until=until)
-    ctx.emit("away_ack", Audience.to(p.uid), until=until)
+    ctx.emit(EventKind.AWAY_NOTED, Audience.master(), uid=p.uid, reason=cmd.reason, until=until)
+    ctx.emit(EventKind.AWAY_ACK, Audience.to(p.uid), until=until)
 
 
 def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
@@ -367,16 +367,16 @@ def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
     s = ctx.state
     p = _player(ctx, cmd.by)
     if p.role is not Role.OCCULTIST:
-        raise RuleError("wrong_role", role="occultist")
+        raise RuleError(ErrorCode.WRONG_ROLE, role="occultist")
     t = s.player(cmd.target)
     if t is None:
-        raise RuleError("not_a_player_target", target=cmd.target)
+        raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=cmd.target)
     if t.alive:
-        raise RuleError("target_alive", target=cmd.target)
+        raise RuleError(ErrorCode.TARGET_ALIVE, target=cmd.target)
     if cmd.target in s.occult_excluded:
-        raise RuleError("already_excluded", target=cmd.target)
+        raise RuleError(ErrorCode.ALREADY_EXCLUDED, target=cmd.target)
     s.occult_excluded.append(cmd.target)
-    ctx.emit("ghost_excluded", uid=cmd.target)
+    ctx.emit(EventKind.GHOST_EXCLUDED, uid=cmd.target)
 
 
 # --- master ------------------------------------------------------------------
@@ -386,7 +386,7 @@ def _advance(ctx: Ctx, cmd: c.Advance) -> None:
     _in_play(ctx)
     s = ctx.state
     if cmd.deadline and (s.deadline is None or cmd.at < s.deadline):
-        raise RuleError("deadline_not_reached")
+        raise RuleError(ErrorCode.DEADLINE_NOT_REACHED)
     phases.advance(ctx, cmd.at, dict(cmd.funds))
 
 
@@ -403,7 +403,7 @@ def _extend(ctx: Ctx, cmd: c.Extend) -> None:
     s = ctx.state
     base = max(s.deadline or cmd.at, cmd.at)
     s.deadline = base + timedelta(minutes=cmd.minutes)
-    ctx.emit("extended", deadline=s.deadline.isoformat(), minutes=cmd.minutes)
+    ctx.emit(EventKind.EXTENDED, deadline=s.deadline.isoformat(), minutes=cmd.minutes)
 
 
 def _kick(ctx: Ctx, cmd: c.Kick) -> None:
@@ -422,30 +422,30 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
     s = ctx.state
     old = s.player(cmd.old)
     if old is None:
-        raise RuleError("not_a_player_target", target=cmd.old)
+        raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=cmd.old)
     _no_bot(cmd.bot)
     new, name, handle = cmd.new, cmd.name, cmd.handle
     if new is None:
         if not s.standby:
-            raise RuleError("standby_empty")
+            raise RuleError(ErrorCode.STANDBY_EMPTY)
         new, name, handle = s.standby[0].uid, s.standby[0].name, s.standby[0].handle
     if new == s.master:
-        raise RuleError("master_cannot_play")
+        raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
     if s.player(new) is not None:
-        raise RuleError("already_joined")
+        raise RuleError(ErrorCode.ALREADY_JOINED)
     s.standby = [x for x in s.standby if x.uid != new]
     _rename_uid(s, cmd.old, new)
     old.name, old.handle = name or str(new), handle
-    ctx.emit("replaced", old=cmd.old, new=new)
-    ctx.emit("desk_replaced", Audience.master(), old=cmd.old, new=new,
+    ctx.emit(EventKind.REPLACED, old=cmd.old, new=new)
+    ctx.emit(EventKind.DESK_REPLACED, Audience.master(), old=cmd.old, new=new,
              role=str(old.role) if old.role else None)
     seat_teams = [team for team, members in phases.teams(ctx).items() if new in members]
     for team in seat_teams:
         phases.emit_team(ctx, team)
     if old.role is not None:
-        ctx.emit("role_dealt", Audience.to(new), role=str(old.role), clan=old.clan,
+        ctx.emit(EventKind.ROLE_DEALT, Audience.to(new), role=str(old.role), clan=old.clan,
                  rank=old.rank)
-        ctx.emit("seat_taken", Audience.to(new), old=cmd.old, role=str(old.role),
+        ctx.emit(EventKind.SEAT_TAKEN, Audience.to(new), old=cmd.old, role=str(old.role),
                  teams=seat_teams, notices=len(old.notices))
 
 
@@ -454,21 +454,21 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
     _in_play(ctx)
     s = ctx.state
     if cmd.by == s.master:
-        raise RuleError("master_cannot_play")
+        raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
-        raise RuleError("already_joined")
+        raise RuleError(ErrorCode.ALREADY_JOINED)
     if any(x.uid == cmd.by for x in s.standby):
         s.standby = [x for x in s.standby if x.uid != cmd.by]
-        ctx.emit("standby_left", Audience.to(cmd.by), count=len(s.standby))
-        ctx.emit("desk_standby", Audience.master(), uid=cmd.by, on=False,
+        ctx.emit(EventKind.STANDBY_LEFT, Audience.to(cmd.by), count=len(s.standby))
+        ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=False,
                  count=len(s.standby))
         return
     if len(s.standby) >= MAX_STANDBY:
-        raise RuleError("standby_full", max=MAX_STANDBY)
+        raise RuleError(ErrorCode.STANDBY_FULL, max=MAX_STANDBY)
     s.standby.append(Standby(uid=cmd.by, name=cmd.name, handle=cmd.handle))
-    ctx.emit("standby_joined", Audience.to(cmd.by), count=len(s.standby))
-    ctx.emit("desk_standby", Audience.master(), uid=cmd.by, on=True, count=len(s.standby))
+    ctx.emit(EventKind.STANDBY_JOINED, Audience.to(cmd.by), count=len(s.standby))
+    ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=True, count=len(s.standby))
 
 
 def _rename_uid(s: GameState, old: int, new: int) -> None:
@@ -553,31 +553,32 @@ def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
     _in_play(ctx)
     s = ctx.state
     if not s.options.currency:
-        raise RuleError("module_off", module="currency")
+        raise RuleError(ErrorCode.MODULE_OFF, module="currency")
     if s.player(cmd.target) is None:
-        raise RuleError("not_a_player_target", target=cmd.target)
+        raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=cmd.target)
     _text(cmd.reason, "reason")
     s.bonuses.append(Bonus(uid=cmd.target, amount=cmd.amount, reason=cmd.reason,
                            secret=cmd.secret))
     audience = Audience.master() if cmd.secret else Audience.public()
-    ctx.emit("bonus_granted", audience, uid=cmd.target, amount=cmd.amount, reason=cmd.reason,
+    ctx.emit(EventKind.BONUS_GRANTED, audience, uid=cmd.target, amount=cmd.amount,
+             reason=cmd.reason,
              secret=cmd.secret)
 
 
 def _thank(ctx: Ctx, cmd: c.Thank) -> None:
     s = ctx.state
     if not s.options.currency:
-        raise RuleError("module_off", module="currency")
+        raise RuleError(ErrorCode.MODULE_OFF, module="currency")
     if s.phase is not PhaseKind.ENDED:
-        raise RuleError("thank_after_game")
+        raise RuleError(ErrorCode.THANK_AFTER_GAME)
     _player(ctx, cmd.by, alive=False)
     if cmd.by in s.thanked:
-        raise RuleError("already_thanked")
+        raise RuleError(ErrorCode.ALREADY_THANKED)
     have = cmd.funds.get(cmd.by, 0)
     if cmd.premium > have:
-        raise RuleError("not_enough_lira", need=cmd.premium, have=have)
+        raise RuleError(ErrorCode.NOT_ENOUGH_LIRA, need=cmd.premium, have=have)
     s.thanked.append(cmd.by)
-    ctx.emit("thanked", uid=cmd.by, master=s.master, premium=cmd.premium)
+    ctx.emit(EventKind.THANKED, uid=cmd.by, master=s.master, premium=cmd.premium)
 
 
 MAX_STANDBY = 25  # one autocomplete page of substitutes

@@ -7,9 +7,95 @@ sends it where `audience` says. Player ids in data are user ids.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
+
+
+class EventKind(StrEnum):
+    """What happened: the message-catalogue key `event.<value>` (core/narrate.py) and the
+    form stored in logs and outbox rows, so a value never changes once released."""
+
+    ACTION_FAILED = "action_failed"
+    ALARM_CLOCK_USED = "alarm_clock_used"
+    ALL_ORDERS_IN = "all_orders_in"
+    ANON_POST = "anon_post"
+    ANON_SENDER = "anon_sender"
+    ARMOUR_SAVED = "armour_saved"
+    AWAY_ACK = "away_ack"
+    AWAY_NOTED = "away_noted"
+    BONUS_GRANTED = "bonus_granted"
+    BUY_DONE = "buy_done"
+    BUY_FAILED = "buy_failed"
+    BUY_ORDERED = "buy_ordered"
+    BUY_SKIPPED = "buy_skipped"
+    CANCELLED = "cancelled"
+    CHECK_RESULT = "check_result"
+    CHECKED_IN = "checked_in"
+    CHEQUE_BOOK_SAVED = "cheque_book_saved"
+    CLAN_ORDER = "clan_order"
+    CLAN_TURN = "clan_turn"
+    CLUB_USED = "club_used"
+    DAY_EXPLAINED = "day_explained"
+    DAY_RESULT = "day_result"
+    DESK_BUY_FAILED = "desk_buy_failed"
+    DESK_BUY_ORDERED = "desk_buy_ordered"
+    DESK_BUY_SKIPPED = "desk_buy_skipped"
+    DESK_OPENED = "desk_opened"
+    DESK_ORDER = "desk_order"
+    DESK_PURCHASE = "desk_purchase"
+    DESK_REPLACED = "desk_replaced"
+    DESK_SPELL = "desk_spell"
+    DESK_SPELL_BLOCKED = "desk_spell_blocked"
+    DESK_STANDBY = "desk_standby"
+    EXTENDED = "extended"
+    GAME_OVER = "game_over"
+    GAME_STARTED = "game_started"
+    GHOST_EXCLUDED = "ghost_excluded"
+    JOINED = "joined"
+    KILL_DONE = "kill_done"
+    LEFT = "left"
+    LOG_INHERITED = "log_inherited"
+    LOG_SHARED = "log_shared"
+    MATE_DIED = "mate_died"
+    MORNING = "morning"
+    NIGHT_EXPLAINED = "night_explained"
+    OPERATIVE_BENCHED = "operative_benched"
+    OPTIONS_SET = "options_set"
+    ORDER_ACCEPTED = "order_accepted"
+    ORDERS_ALL_IN = "orders_all_in"
+    PAYOUTS = "payouts"
+    PHASE_STARTED = "phase_started"
+    PLAYER_DIED = "player_died"
+    PROMOTED = "promoted"
+    PROTECTION_USED = "protection_used"
+    PUBLIC_MOVE = "public_move"
+    PURCHASE = "purchase"
+    REMINDED = "reminded"
+    REMINDER = "reminder"
+    REMINDER_PUBLIC = "reminder_public"
+    REPLACED = "replaced"
+    ROLE_DEALT = "role_dealt"
+    ROLES_SET = "roles_set"
+    SEAT_TAKEN = "seat_taken"
+    SHOT_DONE = "shot_done"
+    SPELL_BLOCKED = "spell_blocked"
+    SPELL_CAST = "spell_cast"
+    SPELL_ON_YOU = "spell_on_you"
+    STANDBY_JOINED = "standby_joined"
+    STANDBY_LEFT = "standby_left"
+    TARGET_GONE = "target_gone"
+    TEAM_CHANGED = "team_changed"
+    THANKED = "thanked"
+    TURN_MISSED = "turn_missed"
+    TURN_WARNING = "turn_warning"
+    VOTE_CAST = "vote_cast"
+    VOTE_WITHDRAWN = "vote_withdrawn"
+    WHISPER = "whisper"
+    WHISPER_SENT = "whisper_sent"
+    YOU_DIED = "you_died"
+
 
 AudienceKind = Literal["public", "players", "team", "master"]
 
@@ -37,7 +123,7 @@ class Audience(BaseModel):
 
 
 class Event(BaseModel):
-    kind: str
+    kind: EventKind
     audience: Audience = Field(default_factory=Audience.public)
     data: dict[str, Any] = Field(default_factory=dict)
 

@@ -66,7 +66,13 @@ def votes(halves: int, lang: str) -> str:
 
 def params(event: Event, names: Names, lang: str, when: When = _iso_minutes) -> dict[str, Any]:
     """Event data made readable: ids become names, roles and causes become words."""
-    data = dict(event.data)
+    return readable(event.data, names, lang, when)
+
+
+def readable(data: dict[str, Any], names: Names, lang: str,
+             when: When = _iso_minutes) -> dict[str, Any]:
+    """Parameters made readable (an event's, a refusal's, a desk step's)."""
+    data = dict(data)
     out: dict[str, Any] = {k: "—" if v is None else v for k, v in data.items()}
     if isinstance(data.get("deadline"), str):
         out["deadline"] = when(data["deadline"])
@@ -214,7 +220,7 @@ def _game_over(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
 
 def describe_error(code: str, data: dict[str, Any], names: Names, lang: str) -> str:
     """A refusal in the user's language; ids in its parameters become names."""
-    p = params(Event(kind="error", data=data), names, lang)
+    p = readable(data, names, lang)
     if p.get("acting") is None:
         p["acting"] = "—"
     return t(f"error.{code}", lang, **p)

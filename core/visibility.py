@@ -11,7 +11,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.names import labels
 from core.rules import channels, shop
 from core.rules import night as night_rules
@@ -89,7 +89,7 @@ class PublicView(BaseModel):
 def card(state: GameState, uid: int) -> Card:
     p = state.player(uid)
     if p is None:
-        raise RuleError("not_a_player")
+        raise RuleError(ErrorCode.NOT_A_PLAYER)
     c = Card(uid=uid, name=p.name, alive=p.alive, role=p.role, side=p.side, clan=p.clan,
              rank=p.rank, notices=list(p.notices))
     if p.role is None:

@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.events import Audience, Event
+from core.events import Audience, Event, EventKind
 from core.state import GameState
 
 
@@ -15,7 +15,7 @@ class Ctx:
     state: GameState
     events: list[Event] = field(default_factory=list)
 
-    def emit(self, kind: str, audience: Audience | None = None, **data: Any) -> None:
+    def emit(self, kind: EventKind, audience: Audience | None = None, **data: Any) -> None:
         self.events.append(Event(kind=kind, audience=audience or Audience.public(), data=data))
 
     def rng(self, purpose: str) -> random.Random:

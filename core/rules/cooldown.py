@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.state import GameState
 
 VOTE_BURST = 3
@@ -28,4 +28,4 @@ def check_vote_cooldown(state: GameState, uid: int, at: datetime) -> None:
         return
     oldest = sorted(recent)[-VOTE_BURST]
     wait = VOTE_WINDOW - (at - oldest)
-    raise RuleError("vote_cooldown", seconds=max(1, math.ceil(wait.total_seconds())))
+    raise RuleError(ErrorCode.VOTE_COOLDOWN, seconds=max(1, math.ceil(wait.total_seconds())))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from core.errors import RuleError
-from core.events import Audience
+from core.errors import ErrorCode, RuleError
+from core.events import Audience, EventKind
 from core.rules.context import Ctx
 from core.rules.roles import Role
 from core.state import GameState, Notice, Player
@@ -22,7 +22,7 @@ PER_PHASE = 5
 
 def _module_on(state: GameState) -> None:
     if not state.options.crypto:
-        raise RuleError("module_off", module="crypto")
+        raise RuleError(ErrorCode.MODULE_OFF, module="crypto")
 
 
 def dealt_role(state: GameState, p: Player) -> Role | None:
@@ -42,17 +42,18 @@ def _signature(state: GameState, signature: str | None) -> str | None:
     if signature is None or signature in ("", "anonymous"):
         return None
     if signature not in roles_in_game(state):
-        raise RuleError("unknown_role", name=signature)
+        raise RuleError(ErrorCode.UNKNOWN_ROLE, name=signature)
     return signature
 
 
 def _rate(state: GameState, sender: Player, at: datetime) -> None:
     posts = [t for uid, serial, t in state.posts if uid == sender.uid and serial == state.serial]
     if len(posts) >= PER_PHASE:
-        raise RuleError("post_limit", limit=PER_PHASE)
+        raise RuleError(ErrorCode.POST_LIMIT, limit=PER_PHASE)
     last = max((t for uid, _, t in state.posts if uid == sender.uid), default=None)
     if last is not None and at - last < MIN_GAP:
-        raise RuleError("post_too_soon", seconds=int((MIN_GAP - (at - last)).total_seconds()) + 1)
+        raise RuleError(ErrorCode.POST_TOO_SOON,
+                        seconds=int((MIN_GAP - (at - last)).total_seconds()) + 1)
     state.posts.append((sender.uid, state.serial, at))
 
 
@@ -61,9 +62,9 @@ def anon(ctx: Ctx, sender: Player, text: str, signature: str | None, at: datetim
     _module_on(state)
     sig = _signature(state, signature)
     _rate(state, sender, at)
-    ctx.emit("anon_post", text=text, signature=sig)
+    ctx.emit(EventKind.ANON_POST, text=text, signature=sig)
     if state.options.master_sees_anon:
-        ctx.emit("anon_sender", Audience.master(), uid=sender.uid, text=text)
+        ctx.emit(EventKind.ANON_SENDER, Audience.master(), uid=sender.uid, text=text)
 
 
 def whisper(ctx: Ctx, sender: Player, role: str, text: str, signature: str | None,
@@ -71,7 +72,7 @@ def whisper(ctx: Ctx, sender: Player, role: str, text: str, signature: str | Non
     state = ctx.state
     _module_on(state)
     if role not in roles_in_game(state):
-        raise RuleError("unknown_role", name=role)
+        raise RuleError(ErrorCode.UNKNOWN_ROLE, name=role)
     sig = _signature(state, signature)
     _rate(state, sender, at)
     holders = [p for p in state.living() if str(p.role) == role]
@@ -79,25 +80,26 @@ def whisper(ctx: Ctx, sender: Player, role: str, text: str, signature: str | Non
         p.notices.append(Notice(kind="whisper", night=state.number,
                                 data={"text": text, "signature": sig, "role": role}))
     # Accepted even when nobody holds the role: a refusal would tell the sender so.
-    ctx.emit("whisper_sent", Audience.to(sender.uid), role=role)
+    ctx.emit(EventKind.WHISPER_SENT, Audience.to(sender.uid), role=role)
     if holders:
-        ctx.emit("whisper", Audience.to(*[p.uid for p in holders]), text=text, signature=sig,
+        ctx.emit(EventKind.WHISPER, Audience.to(*[p.uid for p in holders]), text=text,
+                 signature=sig,
                  role=role)
     if state.options.master_sees_anon:
-        ctx.emit("anon_sender", Audience.master(), uid=sender.uid, text=text)
+        ctx.emit(EventKind.ANON_SENDER, Audience.master(), uid=sender.uid, text=text)
 
 
 def reveal(ctx: Ctx, actor: Player) -> None:
     state = ctx.state
     _module_on(state)
     if not state.options.public_moves:
-        raise RuleError("public_moves_off")
+        raise RuleError(ErrorCode.PUBLIC_MOVES_OFF)
     if actor.role not in (Role.INVESTIGATOR, Role.ADVOCATE):
-        raise RuleError("wrong_role", role="investigator")
+        raise RuleError(ErrorCode.WRONG_ROLE, role="investigator")
     checks = [n for n in actor.notices if n.kind == "check" and not n.data.get("revealed")]
     if not checks:
-        raise RuleError("nothing_to_reveal")
+        raise RuleError(ErrorCode.NOTHING_TO_REVEAL)
     last = checks[-1]
     last.data["revealed"] = 1
-    ctx.emit("public_move", by_role=str(actor.role), target=last.data["target"],
+    ctx.emit(EventKind.PUBLIC_MOVE, by_role=str(actor.role), target=last.data["target"],
              role=last.data["role"], night=last.night)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.errors import RuleError
-from core.events import Audience
+from core.errors import ErrorCode, RuleError
+from core.events import Audience, EventKind
 from core.rules.context import Ctx
 from core.rules.roles import FIXED_NIGHT_ORDER, LETHAL, Action, Role, Side, info
 from core.state import Clan, GameState, Notice, Order, PhaseKind, Player
@@ -73,37 +73,37 @@ def moves_allowed(state: GameState, p: Player) -> int:
 def check_target(state: GameState, actor: Player, action: Action, target: int) -> Player:
     t = state.player(target)
     if t is None or t.role is None:
-        raise RuleError("not_a_player_target", target=target)
+        raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=target)
     if not t.alive:
-        raise RuleError("target_dead", target=target)
+        raise RuleError(ErrorCode.TARGET_DEAD, target=target)
     if target == actor.uid and not (action is Action.PROTECT and state.options.bouncer_self):
-        raise RuleError("no_self_target")
+        raise RuleError(ErrorCode.NO_SELF_TARGET)
     if action is Action.KILL and actor.clan is not None and t.clan == actor.clan:
-        raise RuleError("own_clan_target", target=target)
+        raise RuleError(ErrorCode.OWN_CLAN_TARGET, target=target)
     if action is Action.PROTECT and target in state.covered.get(actor.uid, []):
-        raise RuleError("already_covered", target=target)
+        raise RuleError(ErrorCode.ALREADY_COVERED, target=target)
     return t
 
 
 def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: str | None) -> None:
     state = ctx.state
     if state.phase not in (PhaseKind.DAY, PhaseKind.NIGHT):
-        raise RuleError("wrong_phase")
+        raise RuleError(ErrorCode.WRONG_PHASE)
     waiting = bool(missed_night(state)) if state.phase is PhaseKind.NIGHT else False
     action = night_action(state, actor)
     if action is None:
         if actor.role is Role.MAFIOSO and actor.alive:
-            raise RuleError("not_your_turn", acting=acting_mafioso(state, actor.clan or 0))
+            raise RuleError(ErrorCode.NOT_YOUR_TURN, acting=acting_mafioso(state, actor.clan or 0))
         if actor.role is not None and info(actor.role).action is not None and actor.alive:
-            raise RuleError("no_move_tonight")
-        raise RuleError("no_night_action")
+            raise RuleError(ErrorCode.NO_MOVE_TONIGHT)
+        raise RuleError(ErrorCode.NO_NIGHT_ACTION)
     allowed = moves_allowed(state, actor)
     if allowed == 0:
-        raise RuleError("helpless_night")
+        raise RuleError(ErrorCode.HELPLESS_NIGHT)
     check_target(state, actor, action, target)
     if fallback is not None:
         if fallback == target:
-            raise RuleError("fallback_same")
+            raise RuleError(ErrorCode.FALLBACK_SAME)
         check_target(state, actor, action, fallback)
     night = coming_night(state)
     mine = [o for o in state.orders if o.actor == actor.uid and o.night == night]
@@ -121,16 +121,16 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
         )
     )
     ctx.emit(
-        "order_accepted", Audience.to(actor.uid),
+        EventKind.ORDER_ACCEPTED, Audience.to(actor.uid),
         action=str(action), target=target, fallback=fallback, night=night,
         replaced=bool(mine),
     )
     if actor.clan is not None and action is Action.KILL:
         ctx.emit(
-            "clan_order", Audience.of_team(f"clan:{actor.clan}"),
+            EventKind.CLAN_ORDER, Audience.of_team(f"clan:{actor.clan}"),
             actor=actor.uid, target=target, fallback=fallback, night=night, story=story or "",
         )
-    ctx.emit("desk_order", Audience.master(), actor=actor.uid, role=str(actor.role),
+    ctx.emit(EventKind.DESK_ORDER, Audience.master(), actor=actor.uid, role=str(actor.role),
              action=str(action), target=target, fallback=fallback, story=story or "",
              night=night, replaced=bool(mine))
     if waiting and not missed_night(state):
@@ -145,7 +145,7 @@ def all_orders_in(state: GameState) -> bool:
 
 def announce_all_in(ctx: Ctx) -> None:
     """Tell the master's desk that the night's orders are complete (once per change)."""
-    ctx.emit("all_orders_in", Audience.master(), night=ctx.state.number)
+    ctx.emit(EventKind.ALL_ORDERS_IN, Audience.master(), night=ctx.state.number)
 
 
 def start_night(ctx: Ctx) -> None:
@@ -157,7 +157,7 @@ def start_night(ctx: Ctx) -> None:
         if p is not None:
             clan.next_rank = (p.rank or 0) + 1
             ctx.emit(
-                "clan_turn", Audience.of_team(f"clan:{clan.number}"),
+                EventKind.CLAN_TURN, Audience.of_team(f"clan:{clan.number}"),
                 actor=acting, night=state.number,
             )
     # Orders given during the day by players who no longer have a move are void.
@@ -227,7 +227,7 @@ def resolve(ctx: Ctx) -> NightResult:
             if t is None or not t.alive:
                 steps.append(_step("target_gone", order))
                 _notice(actor, "target_gone", night)
-                ctx.emit("target_gone", Audience.to(actor.uid), night=night)
+                ctx.emit(EventKind.TARGET_GONE, Audience.to(actor.uid), night=night)
                 continue
             steps.append(_step("fallback", order, target=target_id))
         lethal = order.action in LETHAL
@@ -240,14 +240,16 @@ def resolve(ctx: Ctx) -> NightResult:
         if bouncer is not None and bouncer != actor.uid and not wrecking:
             steps.append(_step("blocked", order, target=target_id, bouncer=bouncer))
             _notice(actor, "action_failed", night, action=str(order.action))
-            ctx.emit("action_failed", Audience.to(actor.uid), night=night, action=str(order.action))
+            ctx.emit(EventKind.ACTION_FAILED, Audience.to(actor.uid), night=night,
+                     action=str(order.action))
             covered = state.covered.setdefault(bouncer, [])
             if target_id not in covered:
                 covered.append(target_id)
             b = state.player(bouncer)
             if b is not None:
                 _notice(b, "protection_used", night, target=target_id)
-                ctx.emit("protection_used", Audience.to(bouncer), night=night, target=target_id)
+                ctx.emit(EventKind.PROTECTION_USED, Audience.to(bouncer), night=night,
+                         target=target_id)
             if order.action in LETHAL:
                 state.saves.append((bouncer, target_id))
             continue
@@ -259,7 +261,7 @@ def resolve(ctx: Ctx) -> NightResult:
             role = str(t.role)
             steps.append(_step("check", order, target=target_id, result=role))
             _notice(actor, "check", night, target=target_id, role=role)
-            ctx.emit("check_result", Audience.to(actor.uid), night=night, target=target_id,
+            ctx.emit(EventKind.CHECK_RESULT, Audience.to(actor.uid), night=night, target=target_id,
                      role=role)
         elif lethal:
             if shop_on and _armour_stops(ctx, actor, t):
@@ -271,7 +273,7 @@ def resolve(ctx: Ctx) -> NightResult:
             steps.append(_step("kill", order, target=target_id, again=again))
             if order.story:
                 result.stories.append(order.story)
-            kind = "kill_done" if order.action is Action.KILL else "shot_done"
+            kind = EventKind.KILL_DONE if order.action is Action.KILL else EventKind.SHOT_DONE
             _notice(actor, kind, night, target=target_id)
             audience = (Audience.of_team(f"clan:{actor.clan}") if actor.clan is not None
                         else Audience.to(actor.uid))
@@ -315,10 +317,10 @@ def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer:
     state = ctx.state
     if not use_item(state, bouncer, "spiked_club"):
         return
-    ctx.emit("club_used", Audience.to(bouncer), night=state.number, target=attacker.uid)
+    ctx.emit(EventKind.CLUB_USED, Audience.to(bouncer), night=state.number, target=attacker.uid)
     if use_item(state, attacker.uid, "protection", "bouncer"):
         result.steps.append({"step": "club_armour", "actor": bouncer, "target": attacker.uid})
-        ctx.emit("armour_saved", Audience.to(attacker.uid), night=state.number)
+        ctx.emit(EventKind.ARMOUR_SAVED, Audience.to(attacker.uid), night=state.number)
         return
     result.steps.append({"step": "club", "actor": bouncer, "target": attacker.uid})
     dead_tonight.add(attacker.uid)
@@ -335,8 +337,8 @@ def _armour_stops(ctx: Ctx, attacker: Player, target: Player) -> bool:
         return False
     night = ctx.state.number
     _notice(attacker, "action_failed", night, action="kill")
-    ctx.emit("action_failed", Audience.to(attacker.uid), night=night, action="kill")
-    ctx.emit("armour_saved", Audience.to(target.uid), night=night)
+    ctx.emit(EventKind.ACTION_FAILED, Audience.to(attacker.uid), night=night, action="kill")
+    ctx.emit(EventKind.ARMOUR_SAVED, Audience.to(target.uid), night=night)
     return True
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Literal
 
-from core.errors import RuleError
-from core.events import Audience
+from core.errors import ErrorCode, RuleError
+from core.events import Audience, EventKind
 from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.voting import current_votes
@@ -81,20 +81,20 @@ def remind(ctx: Ctx, at: datetime, *, scheduled: bool) -> list[int]:
     state = ctx.state
     what = duty(state)
     if what is None or state.deadline is None:
-        raise RuleError("nothing_to_remind")
+        raise RuleError(ErrorCode.NOTHING_TO_REMIND)
     if scheduled:
         due = reminder_at(state)
         if due is None or at < due:
-            raise RuleError("reminder_not_due")
+            raise RuleError(ErrorCode.REMINDER_NOT_DUE)
         state.reminded = state.deadline
     uids = owing(state)
     deadline = state.deadline.isoformat()
     for uid in uids:
-        ctx.emit("reminder", Audience.to(uid), what=what, number=state.number,
+        ctx.emit(EventKind.REMINDER, Audience.to(uid), what=what, number=state.number,
                  deadline=deadline)
     if what != "night" and uids:
-        ctx.emit("reminder_public", what=what, number=state.number, deadline=deadline,
+        ctx.emit(EventKind.REMINDER_PUBLIC, what=what, number=state.number, deadline=deadline,
                  owing=uids)
-    ctx.emit("reminded", Audience.master(), what=what, number=state.number,
+    ctx.emit(EventKind.REMINDED, Audience.master(), what=what, number=state.number,
              deadline=deadline, owing=uids, scheduled=scheduled)
     return uids

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from core.events import Audience
+from core.events import Audience, EventKind
 from core.rules import channels, economy, shop, voting
 from core.rules import night as night_rules
 from core.rules.context import Ctx
@@ -35,7 +35,7 @@ def team_access(ctx: Ctx, team: str) -> tuple[list[int], list[int]]:
 
 def emit_team(ctx: Ctx, team: str) -> None:
     members, writers = team_access(ctx, team)
-    ctx.emit("team_changed", Audience.of_team(team, *members), team=team,
+    ctx.emit(EventKind.TEAM_CHANGED, Audience.of_team(team, *members), team=team,
              members=members, writers=writers)
 
 
@@ -53,11 +53,12 @@ def start_game(ctx: Ctx, at: datetime) -> None:
             ranks[clan] = ranks.get(clan, 0) + 1
             p.rank = ranks[clan]
     state.clans = [Clan(number=n) for n in comp.clan_numbers()]
-    ctx.emit("game_started", composition=[list(r) for r in comp.describe()],
+    ctx.emit(EventKind.GAME_STARTED, composition=[list(r) for r in comp.describe()],
              players=[p.uid for p in state.players])
     for p in state.players:
-        ctx.emit("role_dealt", Audience.to(p.uid), role=str(p.role), clan=p.clan, rank=p.rank)
-    ctx.emit("desk_opened", Audience.master(), master=state.master, roles=[
+        ctx.emit(EventKind.ROLE_DEALT, Audience.to(p.uid), role=str(p.role), clan=p.clan,
+                 rank=p.rank)
+    ctx.emit(EventKind.DESK_OPENED, Audience.master(), master=state.master, roles=[
         [p.uid, str(p.role), p.clan] for p in state.players])
     for team in teams(ctx):
         emit_team(ctx, team)
@@ -77,7 +78,7 @@ def open_phase(ctx: Ctx, kind: PhaseKind, number: int, at: datetime) -> None:
             p.checked_in = False if number == 0 else p.checked_in
     else:
         night_rules.start_night(ctx)
-    ctx.emit("phase_started", phase=str(kind), number=number,
+    ctx.emit(EventKind.PHASE_STARTED, phase=str(kind), number=number,
              deadline=state.deadline.isoformat(),
              living=[p.uid for p in state.living()])
 
@@ -95,12 +96,12 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
     state.orders = [o for o in state.orders if o.actor != uid]
     if announce:
         role = str(p.role) if state.options.reveal_roles else None
-        ctx.emit("player_died", uid=uid, cause=cause, role=role,
+        ctx.emit(EventKind.PLAYER_DIED, uid=uid, cause=cause, role=role,
                  phase=str(state.phase), number=state.number)
-    ctx.emit("you_died", Audience.to(uid), cause=cause)
+    ctx.emit(EventKind.YOU_DIED, Audience.to(uid), cause=cause)
     mates = _living_mates(ctx, uid)
     if mates:  # they know him as a team mate already: tells them nothing new but the news
-        ctx.emit("mate_died", Audience.to(*mates), uid=uid, cause=cause)
+        ctx.emit(EventKind.MATE_DIED, Audience.to(*mates), uid=uid, cause=cause)
     for team, members in teams(ctx).items():
         if uid in members:
             emit_team(ctx, team)
@@ -130,7 +131,7 @@ def promote_sergeant(ctx: Ctx) -> None:
     new = sergeants[0]
     new.role = Role.INVESTIGATOR
     state.promoted.append(new.uid)
-    ctx.emit("promoted", Audience.of_team(channels.POLICE, new.uid), uid=new.uid)
+    ctx.emit(EventKind.PROMOTED, Audience.of_team(channels.POLICE, new.uid), uid=new.uid)
     if state.options.inherit_checks:
         shared = {(n.night, n.data.get("target")) for n in new.notices
                   if n.kind == "shared_check"}
@@ -139,7 +140,7 @@ def promote_sergeant(ctx: Ctx) -> None:
                      if n.kind == "check" and (n.night, n.data.get("target")) not in shared]
         for n in inherited:
             new.notices.append(n.model_copy(update={"kind": "shared_check"}))
-        ctx.emit("log_inherited", Audience.to(new.uid),
+        ctx.emit(EventKind.LOG_INHERITED, Audience.to(new.uid),
                  checks=[{"night": n.night, **n.data} for n in inherited])
     if channels.POLICE in teams(ctx):
         emit_team(ctx, channels.POLICE)
@@ -181,12 +182,12 @@ def judge_turn(ctx: Ctx, acted: set[int]) -> list[int]:
             p.turns[-2].serial == turn - 1
         unexcused = sum(1 for t in p.turns if t.missed and not t.excused)
         out = two_in_row or unexcused >= 2
-        ctx.emit("turn_missed", Audience.master(), uid=p.uid, turn=turn, excused=excused,
+        ctx.emit(EventKind.TURN_MISSED, Audience.master(), uid=p.uid, turn=turn, excused=excused,
                  removed=out)
         if out:
             removed.append(p.uid)
         else:
-            ctx.emit("turn_warning", Audience.to(p.uid), turn=turn, excused=excused)
+            ctx.emit(EventKind.TURN_WARNING, Audience.to(p.uid), turn=turn, excused=excused)
     for uid in removed:
         kill(ctx, uid, "inactive", announce=False)
     return removed
@@ -199,9 +200,9 @@ def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
     if state.number > 0:
         record = voting.close_day(state)
         state.days.append(record)
-        ctx.emit("day_result", number=state.number, tally=record.tally, votes=record.votes,
+        ctx.emit(EventKind.DAY_RESULT, number=state.number, tally=record.tally, votes=record.votes,
                  weights=record.weights, hanged=record.hanged, tied=record.tied)
-        ctx.emit("day_explained", Audience.master(), number=state.number,
+        ctx.emit(EventKind.DAY_EXPLAINED, Audience.master(), number=state.number,
                  votes=[[v, target, record.weights.get(v, 0)]
                         for v, target in record.votes.items()],
                  tally=sorted(([u, h] for u, h in record.tally.items()), key=lambda r: -r[1]),
@@ -221,7 +222,7 @@ def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
 def end_night(ctx: Ctx, at: datetime) -> None:
     state = ctx.state
     result = night_rules.resolve(ctx)
-    ctx.emit("night_explained", Audience.master(), night=state.number, steps=result.steps,
+    ctx.emit(EventKind.NIGHT_EXPLAINED, Audience.master(), night=state.number, steps=result.steps,
              deaths={str(v): by for v, by in result.deaths.items()})
     victims = []
     for victim, by in result.deaths.items():
@@ -233,7 +234,7 @@ def end_night(ctx: Ctx, at: datetime) -> None:
         state.operative_bad_kills[uid] = count
         if count == 1:
             state.operative_benched[uid] = state.number + 1
-            ctx.emit("operative_benched", Audience.to(uid), night=state.number + 1)
+            ctx.emit(EventKind.OPERATIVE_BENCHED, Audience.to(uid), night=state.number + 1)
     removed = judge_turn(ctx, result.acted)
     state.took_part = []
     reveal = state.options.reveal_roles
@@ -252,7 +253,7 @@ def end_night(ctx: Ctx, at: datetime) -> None:
     left = sorted(p.uid for p in state.players if p.death is not None
                   and p.death.phase is PhaseKind.NIGHT and p.death.number == state.number
                   and p.uid not in victims and p.uid not in removed)
-    ctx.emit("morning", number=state.number + 1, stories=result.stories,
+    ctx.emit(EventKind.MORNING, number=state.number + 1, stories=result.stories,
              victims=[row(v) for v in victims], removed=[row(u) for u in removed], left=left)
     for uid in gassed:
         kill(ctx, uid, "gas_chamber")
@@ -270,14 +271,14 @@ def finish_if_won(ctx: Ctx) -> bool:
     state.winners, state.draw = v.winners, v.draw
     state.phase, state.deadline = PhaseKind.ENDED, None
     state.serial += 1
-    ctx.emit("game_over", winners=v.winners, draw=v.draw, roles=[
+    ctx.emit(EventKind.GAME_OVER, winners=v.winners, draw=v.draw, roles=[
         {"uid": p.uid, "role": str(p.role), "clan": p.clan, "alive": p.alive,
          "winner": p.team in v.winners}
         for p in state.players
     ])
     if state.options.currency:
         state.payouts = economy.payouts(state)
-        ctx.emit("payouts", lines=[line.model_dump() for line in state.payouts],
+        ctx.emit(EventKind.PAYOUTS, lines=[line.model_dump() for line in state.payouts],
                  bonuses=[b.model_dump() for b in state.bonuses])
     return True
 

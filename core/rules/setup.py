@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from core.errors import SetupError
+from core.errors import ErrorCode, SetupError
 from core.rules.roles import Role, info
 
 MIN_PLAYERS = 6
@@ -81,7 +81,7 @@ def _role_named(name: str) -> Role:
         return ALIASES[key]
     if key.endswith("s") and key[:-1] in ALIASES:
         return ALIASES[key[:-1]]
-    raise SetupError("setup_unknown_role", name=name.strip())
+    raise SetupError(ErrorCode.SETUP_UNKNOWN_ROLE, name=name.strip())
 
 
 def parse(text: str) -> Composition:
@@ -89,7 +89,7 @@ def parse(text: str) -> Composition:
     labels: dict[str, int] = {}
     entries = [e.strip() for e in re.split(r"[;\n]", text) if e.strip()]
     if not entries:
-        raise SetupError("setup_empty")
+        raise SetupError(ErrorCode.SETUP_EMPTY)
     for entry in entries:
         clan: int | None = None
         m = _CLAN.match(entry)
@@ -100,13 +100,13 @@ def parse(text: str) -> Composition:
         for part in (p.strip() for p in entry.split(",") if p.strip()):
             cm = _COUNT.match(part)
             if not cm:
-                raise SetupError("setup_unreadable", entry=part)
+                raise SetupError(ErrorCode.SETUP_UNREADABLE, entry=part)
             count = int(cm.group("pre") or cm.group("post") or 1)
             if not 1 <= count <= MAX_PLAYERS:
-                raise SetupError("setup_bad_count", entry=part)
+                raise SetupError(ErrorCode.SETUP_BAD_COUNT, entry=part)
             role = _role_named(cm.group("name"))
             if clan is not None and not info(role).in_clan:
-                raise SetupError("setup_not_clan_role", role=str(role))
+                raise SetupError(ErrorCode.SETUP_NOT_CLAN_ROLE, role=str(role))
             comp.add(role, clan if clan is not None else 1, count)
     return comp
 
@@ -114,29 +114,30 @@ def parse(text: str) -> Composition:
 def validate(comp: Composition, players: int, *, extra_roles: bool) -> Composition:
     """Check a composition against the player count; fill spare seats with citizens."""
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise SetupError("setup_player_count", count=players, min=MIN_PLAYERS, max=MAX_PLAYERS)
+        raise SetupError(ErrorCode.SETUP_PLAYER_COUNT, count=players, min=MIN_PLAYERS,
+                         max=MAX_PLAYERS)
     if comp.size > players:
-        raise SetupError("setup_too_many_roles", roles=comp.size, players=players)
+        raise SetupError(ErrorCode.SETUP_TOO_MANY_ROLES, roles=comp.size, players=players)
     counts = comp.counts()
     for role in counts:
         if info(role).extra and not extra_roles:
-            raise SetupError("setup_needs_extra_roles", role=str(role))
+            raise SetupError(ErrorCode.SETUP_NEEDS_EXTRA_ROLES, role=str(role))
     for role in UNIQUE:
         if counts[role] > 1:
-            raise SetupError("setup_unique_role", role=str(role))
+            raise SetupError(ErrorCode.SETUP_UNIQUE_ROLE, role=str(role))
     if counts[Role.MAFIOSO] == 0:
-        raise SetupError("setup_no_mafia")
+        raise SetupError(ErrorCode.SETUP_NO_MAFIA)
     for clan in comp.clan_numbers():
         members = [r for r, c in zip(comp.roles, comp.clans, strict=True) if c == clan]
         if Role.MAFIOSO not in members:
-            raise SetupError("setup_clan_without_mafioso", clan=clan)
+            raise SetupError(ErrorCode.SETUP_CLAN_WITHOUT_MAFIOSO, clan=clan)
     for dependent in (Role.SERGEANT, Role.OPERATIVE):
         if counts[dependent] and not counts[Role.INVESTIGATOR]:
-            raise SetupError("setup_needs_investigator", role=str(dependent))
+            raise SetupError(ErrorCode.SETUP_NEEDS_INVESTIGATOR, role=str(dependent))
     full = Composition(list(comp.roles), list(comp.clans))
     full.add(Role.CITIZEN, None, players - comp.size)
     if already_won(full):
-        raise SetupError("setup_already_won")
+        raise SetupError(ErrorCode.SETUP_ALREADY_WON)
     return full
 
 
@@ -165,7 +166,7 @@ def check_written(text: str, signed_up: int, *, extra_roles: bool) -> Compositio
     still open and the missing players may yet come."""
     comp = parse(text)
     if comp.size > MAX_PLAYERS:
-        raise SetupError("setup_too_many_roles", roles=comp.size, players=MAX_PLAYERS)
+        raise SetupError(ErrorCode.SETUP_TOO_MANY_ROLES, roles=comp.size, players=MAX_PLAYERS)
     validate(comp, max(signed_up, comp.size, MIN_PLAYERS), extra_roles=extra_roles)
     return comp
 
@@ -173,7 +174,8 @@ def check_written(text: str, signed_up: int, *, extra_roles: bool) -> Compositio
 def preset(players: int, *, extra_roles: bool = False) -> Composition:
     """A balanced default for 6 to 30 players (RULES.md, 'Presets')."""
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise SetupError("setup_player_count", count=players, min=MIN_PLAYERS, max=MAX_PLAYERS)
+        raise SetupError(ErrorCode.SETUP_PLAYER_COUNT, count=players, min=MIN_PLAYERS,
+                         max=MAX_PLAYERS)
     comp = Composition()
     mafia = max(1, players // 4)
     clans = 2 if players >= 20 else 1

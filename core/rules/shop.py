@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.errors import RuleError
-from core.events import Audience
+from core.errors import ErrorCode, RuleError
+from core.events import Audience, EventKind
 from core.rules.context import Ctx
 from core.rules.economy import spending_cap
 from core.rules.roles import Role, info
@@ -116,7 +116,7 @@ def price(state: GameState, uid: int, what: str, against: str | None = None) -> 
         return ITEM_PRICES[what]
     if what in SPELL_PRICES:
         return SPELL_PRICES[what]
-    raise RuleError("unknown_item", name=what)
+    raise RuleError(ErrorCode.UNKNOWN_ITEM, name=what)
 
 
 def catalogue(state: GameState, uid: int) -> list[tuple[str, str | None, int]]:
@@ -140,24 +140,24 @@ def charge(ctx: Ctx, uid: int, cost: int, what: str, funds: dict[int, int],
     """Take lira for a purchase, or refuse (nothing changes)."""
     state = ctx.state
     if helpless_now(state, uid):
-        raise RuleError("helpless")
+        raise RuleError(ErrorCode.HELPLESS)
     have = funds.get(uid, 0)
     if cost > have:
-        raise RuleError("not_enough_lira", need=cost, have=have)
+        raise RuleError(ErrorCode.NOT_ENOUGH_LIRA, need=cost, have=have)
     spent = state.spent.get(uid, 0)
     cap = spending_cap(state)
     if spent + cost > cap:
-        raise RuleError("spending_cap", cap=cap, left=cap - spent)
+        raise RuleError(ErrorCode.SPENDING_CAP, cap=cap, left=cap - spent)
     state.spent[uid] = spent + cost
     funds[uid] = have - cost
-    ctx.emit("purchase", Audience.to(uid), uid=uid, item=what, cost=cost, against=against)
-    ctx.emit("desk_purchase", Audience.master(), uid=uid, item=what, cost=cost,
+    ctx.emit(EventKind.PURCHASE, Audience.to(uid), uid=uid, item=what, cost=cost, against=against)
+    ctx.emit(EventKind.DESK_PURCHASE, Audience.master(), uid=uid, item=what, cost=cost,
              spent=state.spent[uid], cap=cap, against=against)
 
 
 def _module_on(state: GameState) -> None:
     if not state.options.shop:
-        raise RuleError("module_off", module="shop")
+        raise RuleError(ErrorCode.MODULE_OFF, module="shop")
 
 
 # --- buying items ---------------------------------------------------------------------
@@ -166,24 +166,24 @@ def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, cond: Condition
     state = ctx.state
     _module_on(state)
     if item not in ITEMS:
-        raise RuleError("unknown_item", name=item)
+        raise RuleError(ErrorCode.UNKNOWN_ITEM, name=item)
     _check_item(state, buyer, item, against)
     if state.phase is PhaseKind.DAY:
         _order(ctx, buyer, item, against, None, cond, funds)
         return
     if cond.given:
-        raise RuleError("condition_day_only")
+        raise RuleError(ErrorCode.CONDITION_DAY_ONLY)
     _give_item(ctx, buyer, item, against, funds)
 
 
 def _check_item(state: GameState, buyer: Player, item: str, against: str | None) -> None:
     if item == "protection":
         if against not in attacker_kinds(state):
-            raise RuleError("unknown_protection", name=against or "")
+            raise RuleError(ErrorCode.UNKNOWN_PROTECTION, name=against or "")
     elif against is not None:
-        raise RuleError("no_target_needed")
+        raise RuleError(ErrorCode.NO_TARGET_NEEDED)
     if item == "spiked_club" and buyer.role is not Role.BOUNCER:
-        raise RuleError("wrong_role", role="bouncer")
+        raise RuleError(ErrorCode.WRONG_ROLE, role="bouncer")
 
 
 def _give_item(ctx: Ctx, buyer: Player, item: str, against: str | None,
@@ -200,24 +200,24 @@ def _order(ctx: Ctx, buyer: Player, what: str, against: str | None, target: int 
     """During the day: check now that it could be paid, carry it out in the evening."""
     state = ctx.state
     if sum((cond.hanged is not None, cond.not_hanged is not None, cond.nobody)) > 1:
-        raise RuleError("one_condition")
+        raise RuleError(ErrorCode.ONE_CONDITION)
     for uid in cond.players():
         t = state.player(uid)
         if t is None or not t.alive:
-            raise RuleError("not_a_player_target", target=uid)
+            raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=uid)
     cost = price(state, buyer.uid, what, against)
     if helpless_now(state, buyer.uid):
-        raise RuleError("helpless")
+        raise RuleError(ErrorCode.HELPLESS)
     if cost > funds.get(buyer.uid, 0):
-        raise RuleError("not_enough_lira", need=cost, have=funds.get(buyer.uid, 0))
+        raise RuleError(ErrorCode.NOT_ENOUGH_LIRA, need=cost, have=funds.get(buyer.uid, 0))
     state.pending.append(PendingBuy(uid=buyer.uid, what=what, against=against, target=target,
                                     if_hanged=cond.hanged, unless_hanged=cond.not_hanged,
                                     if_nobody_hanged=cond.nobody, day=state.number,
                                     seq=state.seq))
-    ctx.emit("buy_ordered", Audience.to(buyer.uid), item=what, if_hanged=cond.hanged,
+    ctx.emit(EventKind.BUY_ORDERED, Audience.to(buyer.uid), item=what, if_hanged=cond.hanged,
              unless_hanged=cond.not_hanged, if_nobody_hanged=cond.nobody, target=target,
              against=against)
-    ctx.emit("desk_buy_ordered", Audience.master(), uid=buyer.uid, item=what,
+    ctx.emit(EventKind.DESK_BUY_ORDERED, Audience.master(), uid=buyer.uid, item=what,
              if_hanged=cond.hanged, unless_hanged=cond.not_hanged,
              if_nobody_hanged=cond.nobody, target=target, against=against)
 
@@ -234,9 +234,9 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
         cond = Condition(hanged=order.if_hanged, not_hanged=order.unless_hanged,
                          nobody=order.if_nobody_hanged)
         if not cond.holds(hanged):
-            ctx.emit("buy_skipped", Audience.to(order.uid), item=order.what,
+            ctx.emit(EventKind.BUY_SKIPPED, Audience.to(order.uid), item=order.what,
                      against=order.against)
-            ctx.emit("desk_buy_skipped", Audience.master(), uid=order.uid, item=order.what,
+            ctx.emit(EventKind.DESK_BUY_SKIPPED, Audience.master(), uid=order.uid, item=order.what,
                      if_hanged=order.if_hanged, against=order.against)
             continue
         try:
@@ -244,7 +244,7 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
                 assert order.target is not None
                 target = state.player(order.target)
                 if target is None or not target.alive:
-                    raise RuleError("target_dead", target=order.target)
+                    raise RuleError(ErrorCode.TARGET_DEAD, target=order.target)
                 _cast_day(ctx, buyer, order.what, target, funds, state.number + 1)
             elif order.what in NIGHT_SPELLS:
                 assert order.target is not None
@@ -252,13 +252,13 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
             else:
                 _give_item(ctx, buyer, order.what, order.against, funds)
         except RuleError as err:
-            ctx.emit("buy_failed", Audience.to(order.uid), item=order.what, code=err.code,
+            ctx.emit(EventKind.BUY_FAILED, Audience.to(order.uid), item=order.what, code=err.code,
                      against=order.against)
-            ctx.emit("desk_buy_failed", Audience.master(), uid=order.uid, item=order.what,
+            ctx.emit(EventKind.DESK_BUY_FAILED, Audience.master(), uid=order.uid, item=order.what,
                      code=err.code, params=dict(err.params), against=order.against)
             continue
         if cond.given:  # a conditional order is confirmed when carried out, with its condition
-            ctx.emit("buy_done", Audience.to(order.uid), item=order.what,
+            ctx.emit(EventKind.BUY_DONE, Audience.to(order.uid), item=order.what,
                      against=order.against, if_hanged=order.if_hanged,
                      unless_hanged=order.unless_hanged, if_nobody_hanged=order.if_nobody_hanged,
                      target=order.target)
@@ -279,17 +279,17 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
     state = ctx.state
     _module_on(state)
     if spell not in SPELL_PRICES or spell == "shout":
-        raise RuleError("unknown_spell", name=spell)
+        raise RuleError(ErrorCode.UNKNOWN_SPELL, name=spell)
     target = state.player(target_id)
     if target is None:
-        raise RuleError("not_a_player_target", target=target_id)
+        raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=target_id)
     if not target.alive:
-        raise RuleError("target_dead", target=target_id)
+        raise RuleError(ErrorCode.TARGET_DEAD, target=target_id)
     if spell in NIGHT_SPELLS:
         _check_night_spell(state, caster, spell, target)
     if cond.given:  # an evening order: tomorrow's day spell, or tonight's night spell
         if state.phase is not PhaseKind.DAY:
-            raise RuleError("condition_day_only")
+            raise RuleError(ErrorCode.CONDITION_DAY_ONLY)
         _order(ctx, caster, spell, None, target.uid, cond, funds)
         return
     if spell in DAY_SPELLS:
@@ -311,28 +311,29 @@ def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
             and s.target == target.uid and s.caster == caster.uid]
     limit = PER_DAY_LIMIT.get(spell)
     if limit is not None and sum(1 for s in mine if s.spell == spell) >= limit:
-        raise RuleError("spell_limit", limit=limit)
+        raise RuleError(ErrorCode.SPELL_LIMIT, limit=limit)
     voting_now = state.phase is PhaseKind.DAY and state.number == day
     if spell == "sleep" and voting_now and any(m.voter == target.uid for m in state.vote_log):
-        raise RuleError("already_voted", target=target.uid)
+        raise RuleError(ErrorCode.ALREADY_VOTED, target=target.uid)
     charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target.uid,
                                   phase=PhaseKind.DAY, number=day, seq=state.seq))
     evening = not (state.phase is PhaseKind.DAY and state.number == day)
-    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target.uid, day=day,
+    ctx.emit(EventKind.SPELL_CAST, Audience.to(caster.uid), spell=spell, target=target.uid, day=day,
              evening=evening)
-    ctx.emit("desk_spell", Audience.master(), uid=caster.uid, spell=spell, target=target.uid)
+    ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell,
+             target=target.uid)
     if spell != "free_speech":
-        ctx.emit("spell_on_you", Audience.to(target.uid), spell=spell)
+        ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target.uid), spell=spell)
 
 
 def _check_night_spell(state: GameState, caster: Player, spell: str, target: Player) -> None:
     if spell == "destruction":
         if caster.role is None or info(caster.role).action is None or \
                 caster.role is Role.BOUNCER:
-            raise RuleError("destruction_role")
+            raise RuleError(ErrorCode.DESTRUCTION_ROLE)
         if target.uid != caster.uid:
-            raise RuleError("self_only")
+            raise RuleError(ErrorCode.SELF_ONLY)
     # Doubling on a player without a night move is accepted and wasted: refusing it
     # would tell the caster the target's hidden role (RULES.md, "Secrecy of refusals").
     if state.phase is PhaseKind.NIGHT and state.number == 0 and spell == "helplessness":
@@ -345,25 +346,26 @@ def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
     state = ctx.state
     target = state.player(target_id)
     if target is None or not target.alive:
-        raise RuleError("target_dead", target=target_id)
+        raise RuleError(ErrorCode.TARGET_DEAD, target=target_id)
     charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
     night = state.number
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target_id,
                                   phase=PhaseKind.NIGHT, number=night, seq=state.seq))
-    ctx.emit("spell_cast", Audience.to(caster.uid), spell=spell, target=target_id)
-    ctx.emit("desk_spell", Audience.master(), uid=caster.uid, spell=spell, target=target_id)
+    ctx.emit(EventKind.SPELL_CAST, Audience.to(caster.uid), spell=spell, target=target_id)
+    ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell, target=target_id)
     if spell == "helplessness":
         if _use_item(state, target_id, "cheque_book"):
-            ctx.emit("desk_spell_blocked", Audience.master(), uid=caster.uid, spell=spell,
+            ctx.emit(EventKind.DESK_SPELL_BLOCKED, Audience.master(), uid=caster.uid, spell=spell,
                      target=target_id)
-            ctx.emit("cheque_book_saved", Audience.to(target_id))
-            ctx.emit("spell_blocked", Audience.to(caster.uid), spell=spell, target=target_id)
+            ctx.emit(EventKind.CHEQUE_BOOK_SAVED, Audience.to(target_id))
+            ctx.emit(EventKind.SPELL_BLOCKED, Audience.to(caster.uid), spell=spell,
+                     target=target_id)
             return
         state.helpless[target_id] = night
-        ctx.emit("spell_on_you", Audience.to(target_id), spell=spell)
+        ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
     elif spell == "doubling":
         state.doubled[target_id] = night
-        ctx.emit("spell_on_you", Audience.to(target_id), spell=spell)
+        ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
     elif spell == "destruction":
         state.wrecking[target_id] = night
 
@@ -452,11 +454,11 @@ def shout(ctx: Ctx, voter: Player, target: int, funds: dict[int, int]) -> int:
     быть использовано чаще двух раз в день" (per voter). Returns the shouts it adds."""
     state = ctx.state
     if not state.options.shop:
-        raise RuleError("shout_needs_shop")
+        raise RuleError(ErrorCode.SHOUT_NEEDS_SHOP)
     used = sum(1 for s in state.spells if s.spell == "shout" and s.caster == voter.uid
                and s.phase is PhaseKind.DAY and s.number == state.number)
     if used >= PER_DAY_LIMIT["shout"]:
-        raise RuleError("spell_limit", limit=PER_DAY_LIMIT["shout"])
+        raise RuleError(ErrorCode.SPELL_LIMIT, limit=PER_DAY_LIMIT["shout"])
     charge(ctx, voter.uid, SPELL_PRICES["shout"], "shout", funds)
     state.spells.append(SpellCast(spell="shout", caster=voter.uid, target=target,
                                   phase=PhaseKind.DAY, number=state.number, seq=state.seq))
@@ -469,7 +471,7 @@ def close_day(ctx: Ctx) -> None:
     for uid, n in day_effects(state).clocks_used.items():
         for _ in range(n):
             _use_item(state, uid, "alarm_clock")
-        ctx.emit("alarm_clock_used", Audience.to(uid), count=n)
+        ctx.emit(EventKind.ALARM_CLOCK_USED, Audience.to(uid), count=n)
 
 
 # --- effects at night ------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from core import engine
 from core.access import GameLimits, open_game_refusal
 from core.archive import files_for
 from core.commands import COMMAND_ADAPTER, Command
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.events import EVENTS_ADAPTER, Event
 from core.rules.owing import REMINDER, reminder_at
 from core.state import GameState, Options, PhaseKind
@@ -159,7 +159,7 @@ Bundler = Callable[[Command, GameState, GameState, list[Event]], tuple[OutboxRow
 
 class GameNotFound(RuleError):
     def __init__(self, game_id: int) -> None:
-        super().__init__("game_not_found", game=game_id)
+        super().__init__(ErrorCode.GAME_NOT_FOUND, game=game_id)
 
 
 class ReplayMismatch(AssertionError):
@@ -267,7 +267,7 @@ class GameService:
                 existing = await Game.get_or_none(active_channel_id=channel_id)
                 if existing is None:
                     raise  # another constraint: a bug or a broken database, not a refusal
-                raise RuleError("channel_has_game", game=existing.id) from exc
+                raise RuleError(ErrorCode.CHANNEL_HAS_GAME, game=existing.id) from exc
         slot = self._slot(game_id)
         slot.state, slot.outbox_seq, slot.guild_id = state, len(rows_json), guild_id
         slot.state_json = None

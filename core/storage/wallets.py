@@ -15,7 +15,7 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.expressions import F
 
 from core.commands import Command
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.rules.economy import OPENING_BALANCE, ledger_entries
 from core.state import GameState
 from core.storage.hooks import Commit
@@ -60,7 +60,7 @@ async def post(conn: BaseDBAsyncClient, guild_id: int, game_id: int | None,
             query = query.filter(balance__gte=-amount)
         changed = await query.using_db(conn).update(balance=F("balance") + amount)
         if changed != 1:
-            raise RuleError("not_enough_lira", need=-amount, have=(
+            raise RuleError(ErrorCode.NOT_ENOUGH_LIRA, need=-amount, have=(
                 await balances(conn, guild_id, [uid])).get(uid, 0))
         await Ledger.create(using_db=conn, guild_id=guild_id, user_id=uid, game_id=game_id,
                             amount=amount, reason=reason[:64])

@@ -41,8 +41,8 @@ from cogs.ui.render import (
 from core import commands as c
 from core import i18n, sim
 from core.desk import desk_text
-from core.errors import RuleError
-from core.events import Event
+from core.errors import ErrorCode, RuleError
+from core.events import Event, EventKind
 from core.i18n import has_key, keys, t
 from core.narrate import attacker_name, describe, describe_error
 from core.rules.economy import ledger_entries
@@ -216,6 +216,20 @@ def test_every_code_is_resolved() -> None:
     assert raised_codes().unresolved == []
     assert emitted_kinds().unresolved == []
     assert notice_kinds().unresolved == []
+
+
+def test_the_vocabularies_are_what_the_code_raises_and_emits() -> None:
+    """Every code raised and every kind emitted is a member (a bare string in the Discord
+    layer too), and no member is left that nothing produces."""
+    assert raised_codes().literal() == {str(code) for code in ErrorCode}
+    assert emitted_kinds().literal() == {str(kind) for kind in EventKind}
+
+
+def test_every_error_code_and_event_kind_has_words() -> None:
+    missing = [problem for code in ErrorCode for problem in in_both(f"error.{code}")]
+    missing += [problem for kind in EventKind
+                for key in SPECIAL_EVENTS.get(kind, [f"event.{kind}"]) for problem in in_both(key)]
+    assert missing == []
 
 
 def test_every_raised_code_has_an_error_message() -> None:

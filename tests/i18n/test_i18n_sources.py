@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import ErrorCode
+from core.events import EventKind
 from core.i18n import keys
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,6 +43,9 @@ CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 FIELD = re.compile(r"\{[^{}]*\}")
 CODE = re.compile(r"^[a-z][a-z0-9_]*$")
 ANY_SEGMENTS = r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*"  # what an f-string field in a key stands for
+# Vocabularies whose members (ErrorCode.GAME_OVER) are read as their string values.
+VOCABULARIES: dict[str, type[ErrorCode] | type[EventKind]] = {
+    "ErrorCode": ErrorCode, "EventKind": EventKind}
 
 # call name -> keyword arguments shown to users ("0" = the first positional argument)
 SHOWN: dict[str, frozenset[str]] = {
@@ -132,14 +137,18 @@ def string_values(node: ast.AST | None, tree: ast.AST,
                   depth: int = 0) -> set[str] | None:
     """The strings an expression can evaluate to, as regular expressions.
 
-    Constants, ``a if c else b``, ``a or b``, f-strings (each ``{field}`` becomes a
-    dotted identifier pattern) and local names assigned from those; ``None`` when
+    Constants, vocabulary members (``ErrorCode.GAME_OVER``), ``a if c else b``,
+    ``a or b``, f-strings (each ``{field}`` becomes a dotted identifier pattern) and
+    local names assigned from those; ``None`` when
     the value cannot be known statically (a parameter, a call...).
     """
     if node is None or depth > 5:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return {re.escape(node.value)}
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id in VOCABULARIES:
+        return {re.escape(VOCABULARIES[node.value.id][node.attr].value)}
     if isinstance(node, ast.IfExp):
         a = string_values(node.body, tree, parents, depth + 1)
         b = string_values(node.orelse, tree, parents, depth + 1)
