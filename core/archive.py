@@ -23,6 +23,7 @@ from core.engine import apply_in_place
 from core.events import Event
 from core.rules import economy
 from core.state import Bonus, DayRecord, GameState, Options, Payout, PhaseKind
+from core.team import Team, TeamKind
 from core.timeline import DayTimeline, day_timeline
 
 LogRow = tuple[int, c.Command, list[Event]]
@@ -259,7 +260,7 @@ def names_of(log: Iterable[LogRow]) -> dict[int, str]:
     return names
 
 
-TEAM_CHANNELS = ("clan:", "police", "opcop", "graveyard")
+TEAM_CHANNELS = frozenset({TeamKind.CLAN, TeamKind.POLICE, TeamKind.OPCOP, TeamKind.GRAVEYARD})
 
 
 def team_channel_readers(state: GameState, team: str, members: list[int]) -> list[int]:
@@ -269,7 +270,7 @@ def team_channel_readers(state: GameState, team: str, members: list[int]) -> lis
     other private channel (the master's desk), and before the end or after a
     cancellation, just its members."""
     if state.phase is PhaseKind.ENDED and state.options.open_team_channels \
-            and team.startswith(TEAM_CHANNELS):
+            and (parsed := Team.parse(team)) is not None and parsed.kind in TEAM_CHANNELS:
         return sorted({*members, *(p.uid for p in state.players)})
     return list(members)
 

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from core.team import Team
+
 
 class EventKind(StrEnum):
     """What happened: the message-catalogue key `event.<value>` (core/narrate.py) and the
@@ -103,7 +105,7 @@ AudienceKind = Literal["public", "players", "team", "master"]
 class Audience(BaseModel):
     kind: AudienceKind = "public"
     players: list[int] = Field(default_factory=list)
-    team: str | None = None  # 'clan:N', 'police' (investigator+operative), 'graveyard'
+    team: Team | None = None  # a clan, the police (investigator+operative), the graveyard
 
     @classmethod
     def public(cls) -> Audience:
@@ -114,7 +116,7 @@ class Audience(BaseModel):
         return cls(kind="players", players=list(uids))
 
     @classmethod
-    def of_team(cls, team: str, *uids: int) -> Audience:
+    def of_team(cls, team: Team, *uids: int) -> Audience:
         return cls(kind="team", team=team, players=list(uids))
 
     @classmethod

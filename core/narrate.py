@@ -12,6 +12,7 @@ from typing import Any
 
 from core.events import Event
 from core.i18n import has_key, t
+from core.team import Team
 
 Names = Callable[[int], str]
 When = Callable[[str], str]  # ISO timestamp -> how this medium shows a moment
@@ -29,8 +30,9 @@ def role_name(role: str | None, lang: str) -> str:
 
 
 def team_name(team: str, lang: str) -> str:
-    if team.startswith("clan:"):
-        return t("team.clan", lang, number=team.split(":", 1)[1])
+    parsed = Team.parse(team)  # a Team, or its stored string
+    if parsed is not None and parsed.number is not None:
+        return t("team.clan", lang, number=parsed.number)
     return t(f"team.{team}", lang)
 
 

@@ -19,6 +19,7 @@ from core.rules.economy import OPENING_BALANCE, ledger_entries
 from core.rules.roles import Role
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import GameState, Options, PhaseKind
+from core.team import TeamKind
 
 MASTER = 1
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -183,5 +184,5 @@ def win_rates(results: list[Played]) -> Counter[str]:
         if r.state.draw:
             counts["draw"] += 1
         for team in r.state.winners:
-            counts["negative" if team.startswith("clan:") else team] += 1
+            counts["negative" if team.kind is TeamKind.CLAN else team] += 1
     return counts

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from core.rules.roles import Action, Role, Side, info
+from core.team import Team, TeamKind
 
 
 class PhaseKind(StrEnum):
@@ -101,13 +102,13 @@ class Player(BaseModel):
         return info(self.role).side if self.role else None
 
     @property
-    def team(self) -> str | None:
-        """Winning team id: 'clan:N' for negatives, else the side."""
+    def team(self) -> Team | None:
+        """Who he wins with: his clan for a negative, else his side."""
         if self.role is None:
             return None
         if self.side is Side.NEGATIVE:
-            return f"clan:{self.clan}"
-        return str(self.side)
+            return Team.clan(self.clan) if self.clan is not None else None
+        return Team.of(TeamKind(str(self.side)))
 
 
 class Clan(BaseModel):
@@ -228,7 +229,7 @@ class GameState(BaseModel):
     promoted: list[int] = Field(default_factory=list)  # sergeants who became investigator
     took_part: list[int] = Field(default_factory=list)  # voted (checked in) on this turn's day
     saves: list[tuple[int, int]] = Field(default_factory=list)  # (saver, saved)
-    winners: list[str] = Field(default_factory=list)
+    winners: list[Team] = Field(default_factory=list)
     draw: bool = False
     standby: list[Standby] = Field(default_factory=list)  # substitutes, in order of sign-up
     # --- module "Currency" ---------------------------------------------------

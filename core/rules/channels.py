@@ -14,16 +14,17 @@ from __future__ import annotations
 
 from core.rules.roles import Role
 from core.state import GameState
+from core.team import Team, TeamKind
 
-GRAVEYARD = "graveyard"  # a channel of the dead, not a team anyone knows the roles of
-POLICE = "police"
+GRAVEYARD = Team.of(TeamKind.GRAVEYARD)  # the dead's channel: no team anyone knows the roles of
+POLICE = Team.of(TeamKind.POLICE)
 
 
-def teams(state: GameState) -> dict[str, list[int]]:
+def teams(state: GameState) -> dict[Team, list[int]]:
     """Every private channel's members, dead members included (they keep reading)."""
-    out: dict[str, list[int]] = {}
+    out: dict[Team, list[int]] = {}
     for clan in state.clans:
-        out[f"clan:{clan.number}"] = [p.uid for p in state.clan_members(clan.number)]
+        out[Team.clan(clan.number)] = [p.uid for p in state.clan_members(clan.number)]
     # A promoted sergeant holds the investigator's role: he is among these.
     investigators = [p.uid for p in state.with_role(Role.INVESTIGATOR, alive=False)]
     operatives = [p.uid for p in state.with_role(Role.OPERATIVE, alive=False)]
@@ -39,8 +40,10 @@ def teams(state: GameState) -> dict[str, list[int]]:
 
 
 def team_access(state: GameState, team: str) -> tuple[list[int], list[int]]:
-    """A private channel's readers and writers (the dead read only, unless allowed)."""
-    members = teams(state).get(team, [])
+    """A private channel's readers and writers (the dead read only, unless allowed);
+    `team` is a Team or its stored string (the Discord layer's channel key)."""
+    parsed = Team.parse(team)
+    members = teams(state).get(parsed, []) if parsed is not None else []
     writers = list(members) if team == GRAVEYARD else [
         uid for uid in members
         if (p := state.player(uid)) and (p.alive or state.options.dead_write)

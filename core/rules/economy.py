@@ -12,6 +12,7 @@ from typing import Any
 
 from core.rules.roles import Side, is_role_player
 from core.state import GameState, Payout, Player
+from core.team import Team, TeamKind
 
 OPENING_BALANCE = 60
 SPEND_PER_PLAYER = 15
@@ -63,9 +64,9 @@ def prize_shares(state: GameState) -> dict[int, int]:
         return {}
     winners = [p for p in state.players if p.team in state.winners]
     alive = {p.side for p in state.living()}
-    if Side.CITIZENS.value in state.winners and not alive & {Side.NEUTRAL, Side.POSITIVE}:
+    if Team.of(TeamKind.CITIZENS) in state.winners and not alive & {Side.NEUTRAL, Side.POSITIVE}:
         winners = [p for p in winners if p.side is Side.CITIZENS]
-    elif Side.NEUTRAL.value in state.winners and Side.CITIZENS not in alive:
+    elif Team.of(TeamKind.NEUTRAL) in state.winners and Side.CITIZENS not in alive:
         winners = [p for p in winners if p.side is Side.NEUTRAL]
     living = [p for p in winners if p.alive]
     dead = [p for p in winners if not p.alive]

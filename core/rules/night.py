@@ -16,6 +16,7 @@ from core.events import Audience, EventKind
 from core.rules.context import Ctx
 from core.rules.roles import FIXED_NIGHT_ORDER, LETHAL, Action, Role, Side, info
 from core.state import Clan, GameState, Notice, Order, PhaseKind, Player
+from core.team import Team
 
 
 def prospective_acting(state: GameState, clan: Clan) -> int | None:
@@ -127,7 +128,7 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
     )
     if actor.clan is not None and action is Action.KILL:
         ctx.emit(
-            EventKind.CLAN_ORDER, Audience.of_team(f"clan:{actor.clan}"),
+            EventKind.CLAN_ORDER, Audience.of_team(Team.clan(actor.clan)),
             actor=actor.uid, target=target, fallback=fallback, night=night, story=story or "",
         )
     ctx.emit(EventKind.DESK_ORDER, Audience.master(), actor=actor.uid, role=str(actor.role),
@@ -157,7 +158,7 @@ def start_night(ctx: Ctx) -> None:
         if p is not None:
             clan.next_rank = (p.rank or 0) + 1
             ctx.emit(
-                EventKind.CLAN_TURN, Audience.of_team(f"clan:{clan.number}"),
+                EventKind.CLAN_TURN, Audience.of_team(Team.clan(clan.number)),
                 actor=acting, night=state.number,
             )
     # Orders given during the day by players who no longer have a move are void.
@@ -275,7 +276,7 @@ def resolve(ctx: Ctx) -> NightResult:
                 result.stories.append(order.story)
             kind = EventKind.KILL_DONE if order.action is Action.KILL else EventKind.SHOT_DONE
             _notice(actor, kind, night, target=target_id)
-            audience = (Audience.of_team(f"clan:{actor.clan}") if actor.clan is not None
+            audience = (Audience.of_team(Team.clan(actor.clan)) if actor.clan is not None
                         else Audience.to(actor.uid))
             ctx.emit(kind, audience, night=night, target=target_id)
             if actor.role is Role.OPERATIVE and t.side in (Side.CITIZENS, Side.POSITIVE):

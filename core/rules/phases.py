@@ -16,6 +16,7 @@ from core.rules.roles import Role, is_role_player
 from core.rules.setup import composition_for
 from core.rules.victory import verdict
 from core.state import Clan, Death, DeathCause, GameState, PhaseKind, TurnMark
+from core.team import Team
 
 # --- teams (private channels) ----------------------------------------------
 # Membership is a pure function of the state (core/rules/channels.py); these wrappers
@@ -23,7 +24,7 @@ from core.state import Clan, Death, DeathCause, GameState, PhaseKind, TurnMark
 GRAVEYARD = channels.GRAVEYARD
 
 
-def teams(ctx: Ctx) -> dict[str, list[int]]:
+def teams(ctx: Ctx) -> dict[Team, list[int]]:
     """Every private channel's members, dead members included (they keep reading)."""
     return channels.teams(ctx.state)
 
@@ -33,7 +34,7 @@ def team_access(ctx: Ctx, team: str) -> tuple[list[int], list[int]]:
     return channels.team_access(ctx.state, team)
 
 
-def emit_team(ctx: Ctx, team: str) -> None:
+def emit_team(ctx: Ctx, team: Team) -> None:
     members, writers = team_access(ctx, team)
     ctx.emit(EventKind.TEAM_CHANGED, Audience.of_team(team, *members), team=team,
              members=members, writers=writers)

@@ -11,12 +11,16 @@ from dataclasses import dataclass, field
 
 from core.rules.roles import Side
 from core.state import GameState
+from core.team import Team, TeamKind
+
+POSITIVE = Team.of(TeamKind.POSITIVE)
+NEUTRAL = Team.of(TeamKind.NEUTRAL)
+CITIZENS = Team.of(TeamKind.CITIZENS)
 
 
 @dataclass
 class Verdict:
-    # team ids: clan:N, positive, neutral, citizens
-    winners: list[str] = field(default_factory=list)
+    winners: list[Team] = field(default_factory=list)  # clans, positives, neutrals, citizens
     draw: bool = False
 
     @property
@@ -31,10 +35,10 @@ def verdict(state: GameState) -> Verdict:
         return Verdict(draw=True)
     sides_present = {p.side for p in players}
     alive_sides = {p.side for p in alive}
-    winners: list[str] = []
+    winners: list[Team] = []
     alive_teams = {p.team for p in alive}
     for clan in state.clans:
-        team = f"clan:{clan.number}"
+        team = Team.clan(clan.number)
         if alive_teams == {team}:
             winners.append(team)
     if (
@@ -42,19 +46,19 @@ def verdict(state: GameState) -> Verdict:
         and Side.NEGATIVE not in alive_sides
         and Side.NEUTRAL not in alive_sides
     ):
-        winners.append(Side.POSITIVE.value)
+        winners.append(POSITIVE)
     if (
         Side.NEUTRAL in sides_present
         and Side.NEGATIVE not in alive_sides
         and Side.POSITIVE not in alive_sides
     ):
-        winners.append(Side.NEUTRAL.value)
-    if (Side.POSITIVE.value in winners or Side.NEUTRAL.value in winners) and (
+        winners.append(NEUTRAL)
+    if (POSITIVE in winners or NEUTRAL in winners) and (
         Side.CITIZENS in sides_present
     ):
-        winners.append(Side.CITIZENS.value)
+        winners.append(CITIZENS)
     if not winners and Side.NEGATIVE not in alive_sides and alive_sides == {Side.CITIZENS}:
         # Only citizens left and neither positives nor neutrals were ever dealt.
-        winners.append(Side.CITIZENS.value)
+        winners.append(CITIZENS)
     return Verdict(winners=winners)
 
