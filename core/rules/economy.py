@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from core.events import EventKind
 from core.rules.roles import Side, is_role_player
 from core.state import GameState, Payout, Player
 from core.team import Team, TeamKind
@@ -140,14 +141,14 @@ def ledger_entries(kind: str, data: dict[str, Any], master: int) -> list[tuple[i
     """Wallet changes an event implies: (user, amount, reason). Storage writes them
     in the same transaction as the state change."""
     out: list[tuple[int, int, str]] = []
-    if kind == "payouts":
+    if kind == EventKind.PAYOUTS:
         for line in data["lines"]:
             out.append((int(line["uid"]), int(line["amount"]), f"payout.{line['reason']}"))
-    elif kind == "thanked":
+    elif kind == EventKind.THANKED:
         uid, premium = int(data["uid"]), int(data["premium"])
         out.append((master, 1, "thanks"))
         if premium:
             out += [(uid, -premium, "premium.paid"), (master, premium, "premium.received")]
-    elif kind == "purchase":
+    elif kind == EventKind.PURCHASE:
         out.append((int(data["uid"]), -int(data["cost"]), f"shop.{data['item']}"))
     return out

@@ -20,7 +20,7 @@ from core.rules.voting import current_votes
 from core.state import GameState, PhaseKind
 
 Duty = Literal["checkin", "vote", "night"]
-REMINDER = "reminder"  # the private event kind (durable: it goes through the outbox)
+REMINDER = EventKind.REMINDER  # the private event kind (durable: it goes through the outbox)
 
 
 def duty(state: GameState) -> Duty | None:
