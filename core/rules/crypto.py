@@ -83,8 +83,7 @@ def whisper(ctx: Ctx, sender: Player, role: str, text: str, signature: str | Non
     ctx.emit(EventKind.WHISPER_SENT, Audience.to(sender.uid), role=role)
     if holders:
         ctx.emit(EventKind.WHISPER, Audience.to(*[p.uid for p in holders]), text=text,
-                 signature=sig,
-                 role=role)
+                 signature=sig, role=role)
     if state.options.master_sees_anon:
         ctx.emit(EventKind.ANON_SENDER, Audience.master(), uid=sender.uid, text=text)
 
