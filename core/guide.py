@@ -155,16 +155,17 @@ def _player_commands(state: GameState, uid: int) -> list[str]:
         out += ["vote", "votes"] + ([] if state.options.votes_final else ["unvote"])
     if role is not None and info(role).action is not None:
         out.append("night")
-    if role is Role.INVESTIGATOR and state.with_role(Role.SERGEANT):
+    row = info(role) if role is not None else None
+    if row is not None and any(state.with_role(r) for r in row.knows):
         out.append("share")
-    if role is Role.OCCULTIST:
+    if row is not None and row.raises_ghosts:
         out.append("occult exclude")
     out.append("away")
     if state.options.shop:
         out += ["shop", "buy", "cast"]
     if state.options.crypto:
         out += ["anon", "whisper"]
-        if state.options.public_moves and role in (Role.INVESTIGATOR, Role.ADVOCATE):
+        if state.options.public_moves and row is not None and row.can_reveal:
             out.append("reveal")
     return out
 
