@@ -35,13 +35,6 @@ class Role(StrEnum):
     OPERATIVE = "operative"
     OCCULTIST = "occultist"
 
-    @classmethod
-    def _missing_(cls, value: object) -> Role | None:
-        """A role registered after the class was built (`registered`): pydantic's enum
-        validator knows only the members it saw, and asks here for the others."""
-        member = cls._value2member_map_.get(str(value))
-        return member if isinstance(member, Role) else None
-
 
 class Action(StrEnum):
     """What a night order does to its target."""
