@@ -80,6 +80,9 @@ class RoleInfo:
     punished_sides: frozenset[Side] = frozenset()  # killing these costs him (the operative)
     raises_ghosts: bool = False  # while he lives, the dead vote (the occultist)
     aliases: tuple[str, ...] = field(default=())  # other names a master may write, ru and en
+    # The presets deal one from this many players (RULES.md, 'Presets'); None: never
+    # (the mafiosi fill the clans' seats, citizens the spare ones).
+    preset_from: int | None = None
 
     @property
     def in_clan(self) -> bool:
@@ -97,26 +100,26 @@ CATALOGUE: dict[Role, RoleInfo] = {
         RoleInfo(Role.MAFIOSO, Side.NEGATIVE, Action.KILL, 0, circle=Circle.CLAN,
                  rotates=True, attacker="mafia", aliases=("mafia", "мафиози", "мафия")),
         RoleInfo(Role.INVESTIGATOR, Side.POSITIVE, Action.CHECK, 1, circle=Circle.POLICE,
-                 order=1, knows=(Role.SERGEANT,), unique=True, can_reveal=True,
+                 order=1, knows=(Role.SERGEANT,), unique=True, can_reveal=True, preset_from=0,
                  aliases=("detective", "следователь")),
         RoleInfo(Role.SERGEANT, Side.POSITIVE, None, 0, circle=Circle.POLICE,
                  circle_option="sergeant_in_police", heir_of=Role.INVESTIGATOR,
-                 requires=(Role.INVESTIGATOR,), aliases=("сержант",)),
+                 requires=(Role.INVESTIGATOR,), aliases=("сержант",), preset_from=8),
         RoleInfo(Role.BOUNCER, Side.NEUTRAL, Action.PROTECT, 0, order=0, attacker="bouncer",
-                 aliases=("вышибала",)),
+                 aliases=("вышибала",), preset_from=0),
         RoleInfo(Role.KILLER, Side.NEUTRAL, Action.KILL, 0, attacker="killer",
-                 aliases=("убийца", "маньяк")),
+                 aliases=("убийца", "маньяк"), preset_from=9),
         RoleInfo(Role.CITIZEN, Side.CITIZENS, None, 0,
                  aliases=("honest citizen", "житель", "честный житель", "жители",
                           "честные жители")),
         RoleInfo(Role.ADVOCATE, Side.NEGATIVE, Action.CHECK, 0, extra=True,
-                 circle=Circle.CLAN, can_reveal=True, aliases=("адвокат",)),
+                 circle=Circle.CLAN, can_reveal=True, aliases=("адвокат",), preset_from=10),
         RoleInfo(Role.OPERATIVE, Side.POSITIVE, Action.SHOOT, 1, extra=True,
                  circle=Circle.POLICE, unique=True, requires=(Role.INVESTIGATOR,),
                  attacker="operative", punished_sides=frozenset({Side.CITIZENS, Side.POSITIVE}),
-                 aliases=("опер",)),
+                 aliases=("опер",), preset_from=10),
         RoleInfo(Role.OCCULTIST, Side.NEUTRAL, None, 0, extra=True, unique=True,
-                 raises_ghosts=True, aliases=("оккультист",)),
+                 raises_ghosts=True, aliases=("оккультист",), preset_from=12),
     )
 }
 

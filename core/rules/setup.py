@@ -163,25 +163,21 @@ def preset(players: int, *, extra_roles: bool = False) -> Composition:
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise SetupError("setup_player_count", count=players, min=MIN_PLAYERS, max=MAX_PLAYERS)
     comp = Composition()
-    mafia = max(1, players // 4)
+    dealt = [ri for ri in rows() if ri.preset_from is not None and players >= ri.preset_from
+             and (extra_roles or not ri.extra)]
+    # A quarter of the seats go to the clans (two from 20 players): their other roles
+    # (the advocate, in clan 1) first, the turn-takers (mafiosi) fill the rest.
+    clan_seats = max(1, players // 4)
     clans = 2 if players >= 20 else 1
-    advocate = extra_roles and players >= 10
-    if advocate:
-        mafia -= 1
-    for i in range(mafia):
-        comp.add(Role.MAFIOSO, 1 + i % clans)
-    if advocate:
-        comp.add(Role.ADVOCATE, 1)
-    comp.add(Role.INVESTIGATOR, None)
-    if players >= 8:
-        comp.add(Role.SERGEANT, None)
-    comp.add(Role.BOUNCER, None)
-    if players >= 9:
-        comp.add(Role.KILLER, None)
-    if extra_roles and players >= 10:
-        comp.add(Role.OPERATIVE, None)
-    if extra_roles and players >= 12:
-        comp.add(Role.OCCULTIST, None)
+    helpers = [ri.role for ri in dealt if ri.in_clan and not ri.rotates]
+    leader = next(ri.role for ri in rows() if ri.rotates)
+    for i in range(clan_seats - len(helpers)):
+        comp.add(leader, 1 + i % clans)
+    for role in helpers:
+        comp.add(role, 1)
+    for ri in dealt:
+        if not ri.in_clan:
+            comp.add(ri.role, None)
     return validate(comp, players, extra_roles=extra_roles)
 
 
