@@ -49,8 +49,9 @@ class Moment(StrEnum):
 class Ware:
     """One row of the shop. `price` of Protection is its first purchase (later ones cost
     more, shop.protection_price); `per_day` limits casts per target and day (Shout: per
-    voter); `effect` names where the rules apply it; `holder` is the one role that may buy
-    it (None: anyone)."""
+    voter); `effect` names the function of core.rules that applies it (module.function,
+    checked by tests/engine/test_items_catalogue.py); `holder` is the one role that may
+    buy it (None: anyone)."""
 
     kind: ItemKind | SpellKind
     price: int
@@ -67,18 +68,18 @@ class Ware:
 WARES: dict[str, Ware] = {
     str(w.kind): w
     for w in (
-        Ware(ItemKind.PROTECTION, 10, Moment.EVENING, "night.armour"),
+        Ware(ItemKind.PROTECTION, 10, Moment.EVENING, "night._armour_stops"),
         Ware(ItemKind.ALARM_CLOCK, 20, Moment.EVENING, "shop.day_effects"),
-        Ware(ItemKind.CHEQUE_BOOK, 30, Moment.EVENING, "shop.cast_night:helplessness"),
-        Ware(ItemKind.SPIKED_CLUB, 30, Moment.EVENING, "night.spiked_club",
+        Ware(ItemKind.CHEQUE_BOOK, 30, Moment.EVENING, "shop._cast_night"),
+        Ware(ItemKind.SPIKED_CLUB, 30, Moment.EVENING, "night._spiked_club",
              holder=Role.BOUNCER),
         Ware(SpellKind.SLEEP, 3, Moment.DAY, "shop.day_effects", per_day=2),
         Ware(SpellKind.SILENCE, 8, Moment.DAY, "shop.day_effects", per_day=2),
-        Ware(SpellKind.SHOUT, 5, Moment.VOTE, "voting.shout", per_day=2),
+        Ware(SpellKind.SHOUT, 5, Moment.VOTE, "shop.shout", per_day=2),
         Ware(SpellKind.FREE_SPEECH, 10, Moment.DAY, "shop.day_effects"),
-        Ware(SpellKind.HELPLESSNESS, 40, Moment.NIGHT, "night.moves"),
-        Ware(SpellKind.DOUBLING, 80, Moment.NIGHT, "night.moves"),
-        Ware(SpellKind.DESTRUCTION, 15, Moment.NIGHT, "night.ignores_bouncer"),
+        Ware(SpellKind.HELPLESSNESS, 40, Moment.NIGHT, "shop.moves"),
+        Ware(SpellKind.DOUBLING, 80, Moment.NIGHT, "shop.moves"),
+        Ware(SpellKind.DESTRUCTION, 15, Moment.NIGHT, "shop.ignores_bouncer"),
     )
 }
 
