@@ -17,7 +17,7 @@ from core.errors import RuleError
 from core.events import Audience
 from core.rules.context import Ctx
 from core.rules.economy import spending_cap
-from core.rules.items import WARES, ItemKind, Moment, SpellKind, items, spells
+from core.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
 from core.rules.roles import LETHAL, Action, by_alias, info, rows
 from core.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
 
@@ -168,7 +168,7 @@ def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, cond: Condition
         funds: dict[int, int]) -> None:
     state = ctx.state
     _module_on(state)
-    if item not in ITEMS:
+    if not is_item(item):
         raise RuleError("unknown_item", name=item)
     _check_item(state, buyer, item, against)
     if state.phase is PhaseKind.DAY:
@@ -282,7 +282,8 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
          funds: dict[int, int]) -> None:
     state = ctx.state
     _module_on(state)
-    if spell not in SPELL_PRICES or spell == SpellKind.SHOUT:
+    w = ware(spell)
+    if w is None or w.is_item or w.moment is Moment.VOTE:  # Shout comes with a vote
         raise RuleError("unknown_spell", name=spell)
     target = state.player(target_id)
     if target is None:
