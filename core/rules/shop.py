@@ -132,6 +132,24 @@ def catalogue(state: GameState, uid: int) -> list[tuple[str, str | None, int]]:
     return rows
 
 
+@dataclass(frozen=True)
+class ShopRow:
+    """One line of /shop with what a renderer needs to place it (items apart from spells)
+    without a list of its own."""
+
+    kind: str
+    against: str | None
+    price: int
+    item: bool
+    moment: Moment
+
+
+def shop_rows(state: GameState, uid: int) -> list[ShopRow]:
+    """`catalogue` with each line's place in the shop's catalogue (core/rules/items.py)."""
+    return [ShopRow(kind=str(k), against=a, price=p, item=is_item(k), moment=WARES[k].moment)
+            for k, a, p in catalogue(state, uid)]
+
+
 # --- paying --------------------------------------------------------------------------
 def helpless_now(state: GameState, uid: int) -> bool:
     night = state.helpless.get(uid)

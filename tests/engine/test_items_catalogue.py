@@ -10,7 +10,7 @@ from core.i18n import t
 from core.narrate import item_name
 from core.rules import shop
 from core.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells
-from core.state import Item, PendingBuy, SpellCast
+from core.state import Item, Options, PendingBuy, SpellCast
 
 
 def test_the_stored_names_are_the_enum_values() -> None:
@@ -60,3 +60,17 @@ def test_the_readers_split_items_from_spells_by_the_catalogue() -> None:
     for kind in WARES:
         area = "item" if is_item(kind) else "spell"
         assert item_name(kind, None, "ru") == t(f"{area}.{kind}.name", "ru")
+
+
+def test_the_shop_view_places_each_line_by_the_catalogue() -> None:
+    from tests.engine.scenario import Game
+
+    g = Game({"Don": "mafioso:1", "Kate": "killer", "Bob": "bouncer", "C1": "citizen",
+              "C2": "citizen", "C3": "citizen"}, Options(shop=True, currency=True))
+    rows = shop.shop_rows(g.state, g.id("C1"))
+    assert [(r.kind, r.against, r.price) for r in rows] == shop.catalogue(g.state, g.id("C1"))
+    assert [r.kind for r in rows if r.item] == ["protection"] * 3 + [
+        "alarm_clock", "cheque_book", "spiked_club"]
+    assert [r.against for r in rows if r.kind == "protection"] == ["mafia:1", "killer",
+                                                                   "bouncer"]
+    assert {r.kind: r.moment for r in rows}["shout"] is Moment.VOTE
