@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -79,7 +79,7 @@ class RoleInfo:
     attacker: str | None = None  # what a 'Protection from X' names him by (clan: per clan)
     punished_sides: frozenset[Side] = frozenset()  # killing these costs him (the operative)
     raises_ghosts: bool = False  # while he lives, the dead vote (the occultist)
-    aliases: tuple[str, ...] = field(default=())  # other names a master may write, ru and en
+    aliases: tuple[str, ...] = ()  # other names a master may write, in Russian and English
     # The presets deal one from this many players (RULES.md, 'Presets'); None: never
     # (the mafiosi fill the clans' seats, citizens the spare ones).
     preset_from: int | None = None
@@ -159,12 +159,14 @@ def registered(value: str, make_row: Callable[[Role], RoleInfo],
     if value in Role._value2member_map_:
         raise ValueError(f"role {value!r} exists")
     member = _add_member(value)
-    CATALOGUE[member] = make_row(member)
     try:
+        CATALOGUE[member] = make_row(member)
+        if CATALOGUE[member].role is not member:
+            raise ValueError(f"the row of {value!r} names another role")
         with get_catalogue().extended(texts):
             yield member
     finally:
-        del CATALOGUE[member]
+        CATALOGUE.pop(member, None)
         _remove_member(member)
 
 

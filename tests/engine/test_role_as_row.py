@@ -119,6 +119,9 @@ def test_the_role_is_gone_after_the_block() -> None:
     assert not has_key("role.bodyguard.name", "ru")
     with pytest.raises(ValueError):
         Role("bodyguard")
+    with pytest.raises(ValueError), registered("bouncer", bodyguard, TEXTS):
+        pass  # an existing role is not replaced
+    assert info(Role.BOUNCER).attacker == "bouncer"
 
 
 def test_no_rules_file_names_the_registered_role() -> None:
