@@ -20,7 +20,7 @@ from core.rules import crypto, owing, phases, shop
 from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.cooldown import check_vote_cooldown
-from core.rules.roles import Action, Role
+from core.rules.roles import Action, info
 from core.rules.setup import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -327,9 +327,10 @@ def _share(ctx: Ctx, cmd: c.Share) -> None:
     _in_play(ctx)
     s = ctx.state
     p = _player(ctx, cmd.by)
-    if p.role is not Role.INVESTIGATOR:
+    known = info(p.role).knows if p.role is not None else ()  # the investigator's sergeant
+    if not known:
         raise RuleError(ErrorCode.WRONG_ROLE, role="investigator")
-    sergeants = s.with_role(Role.SERGEANT)
+    sergeants = [q for role in known for q in s.with_role(role)]
     if not sergeants:
         raise RuleError(ErrorCode.NO_SERGEANT)
     checks = [n for n in p.notices if n.kind in ("check", "shared_check")]
@@ -366,7 +367,7 @@ def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
     _in_play(ctx)
     s = ctx.state
     p = _player(ctx, cmd.by)
-    if p.role is not Role.OCCULTIST:
+    if p.role is None or not info(p.role).raises_ghosts:
         raise RuleError(ErrorCode.WRONG_ROLE, role="occultist")
     t = s.player(cmd.target)
     if t is None:

@@ -11,15 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from core.rules.items import items, spells, ware
 from core.rules.roles import Action, Role, Side, info
-from core.rules.shop import (
-    DAY_SPELLS,
-    ITEM_PRICES,
-    ITEMS,
-    NIGHT_SPELLS,
-    PROTECTION_BASE,
-    SPELL_PRICES,
-)
 from core.rules.voting import base_weight, current_votes
 from core.state import GameState, PhaseKind
 from core.visibility import card
@@ -155,16 +148,17 @@ def _player_commands(state: GameState, uid: int) -> list[str]:
         out += ["vote", "votes"] + ([] if state.options.votes_final else ["unvote"])
     if role is not None and info(role).action is not None:
         out.append("night")
-    if role is Role.INVESTIGATOR and state.with_role(Role.SERGEANT):
+    row = info(role) if role is not None else None
+    if row is not None and any(state.with_role(r) for r in row.knows):
         out.append("share")
-    if role is Role.OCCULTIST:
+    if row is not None and row.raises_ghosts:
         out.append("occult exclude")
     out.append("away")
     if state.options.shop:
         out += ["shop", "buy", "cast"]
     if state.options.crypto:
         out += ["anon", "whisper"]
-        if state.options.public_moves and role in (Role.INVESTIGATOR, Role.ADVOCATE):
+        if state.options.public_moves and row is not None and row.can_reveal:
             out.append("reveal")
     return out
 
@@ -172,8 +166,8 @@ def _player_commands(state: GameState, uid: int) -> list[str]:
 # --- the rules reference --------------------------------------------------------------
 def topic_ids() -> list[str]:
     """Every /rules topic: roles, items, spells, then the general topics."""
-    return ([f"role:{r}" for r in Role] + [f"item:{i}" for i in ITEMS]
-            + [f"spell:{s}" for s in sorted(DAY_SPELLS | NIGHT_SPELLS | {"shout"})]
+    return ([f"role:{r}" for r in Role] + [f"item:{i}" for i in items()]
+            + [f"spell:{s}" for s in sorted(spells())]
             + [f"topic:{t}" for t in TOPICS])
 
 
@@ -195,13 +189,11 @@ def role_facts(role: Role) -> RoleFacts:
 
 def price_of(kind: str) -> int | None:
     """The base price of an item or a spell (Protection: its first purchase)."""
-    if kind == "protection":
-        return PROTECTION_BASE
-    return ITEM_PRICES.get(kind, SPELL_PRICES.get(kind))
+    w = ware(kind)
+    return w.price if w is not None else None
 
 
 def spell_time(spell: str) -> str:
     """When a spell is cast: 'day' (on a voting day), 'vote' (with a vote), 'night'."""
-    if spell == "shout":
-        return "vote"
-    return "day" if spell in DAY_SPELLS else "night"
+    w = ware(spell)
+    return str(w.moment) if w is not None else "night"

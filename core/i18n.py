@@ -59,7 +59,8 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from fractions import Fraction
 from functools import cache
@@ -323,6 +324,21 @@ class Catalogue:
         self._warned.clear()
 
     reload = load
+
+    @contextmanager
+    def extended(self, texts: Mapping[str, Mapping[str, str]]) -> Iterator[None]:
+        """Extra entries (`{lang: {key: text}}`) for the span of a `with`: the names of a
+        role registered at run time (core.rules.roles.registered). Existing keys stay."""
+        data = self._data()
+        added = [(lang, key) for lang, entries in texts.items() for key in entries
+                 if key not in data.setdefault(normalize_locale(lang), {})]
+        for lang, key in added:
+            data[normalize_locale(lang)][key] = texts[lang][key]
+        try:
+            yield
+        finally:
+            for lang, key in added:
+                data[normalize_locale(lang)].pop(key, None)
 
     def _data(self) -> dict[str, dict[str, Entry]]:
         if self._entries is None:

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from core.events import Event
-from core.i18n import has_key, t
+from core.i18n import t
+from core.rules.items import is_item
 from core.team import Team
 
 Names = Callable[[int], str]
@@ -47,7 +48,7 @@ def item_name(kind: str, against: str | None, lang: str) -> str:
     """An item or spell by its full name: "Protection from the killer", not "Protection from…"."""
     if kind == "protection" and against:
         return t("item.protection.name_against", lang, attacker=attacker_name(against, lang))
-    if has_key(f"item.{kind}.name"):
+    if is_item(kind):
         return t(f"item.{kind}.name", lang)
     return t(f"spell.{kind}.name", lang)
 

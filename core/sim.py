@@ -16,7 +16,7 @@ from core.engine import apply, create_game, legal_targets, night_move
 from core.errors import RuleError
 from core.events import Event
 from core.rules.economy import OPENING_BALANCE, ledger_entries
-from core.rules.roles import Role
+from core.rules.roles import info
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import GameState, Options, PhaseKind
 from core.team import TeamKind
@@ -108,9 +108,10 @@ def random_phase(table: Table, activity: float = 0.95) -> None:
         if p.alive and rng.random() < 0.03:
             until = table.state.number + rng.randint(0, 3) if rng.random() < 0.5 else None
             _try(table, c.Away(by=p.uid, at=table.tick(), until=until, reason="42"))
-        if p.alive and p.role is Role.INVESTIGATOR and rng.random() < 0.2:
+        row = info(p.role) if p.role is not None else None
+        if p.alive and row is not None and row.knows and rng.random() < 0.2:
             _try(table, c.Share(by=p.uid, at=table.tick(), note="42"))
-        if p.role is Role.OCCULTIST and rng.random() < 0.2:
+        if row is not None and row.raises_ghosts and rng.random() < 0.2:
             dead = legal_targets(table.state, p.uid, "occult")
             if dead:
                 _try(table, c.OccultExclude(by=p.uid, at=table.tick(), target=rng.choice(dead)))

@@ -18,7 +18,7 @@ from core.rules import night as night_rules
 from core.rules.economy import spending_cap
 from core.rules.owing import owing
 from core.rules.roles import Action, Role, Side, info
-from core.rules.voting import base_weight, current_votes, tally
+from core.rules.voting import base_weight, current_votes, ghosts_allowed, tally
 from core.state import GameState, Item, Notice, Order, PendingBuy, PhaseKind
 
 
@@ -144,7 +144,7 @@ def public_view(state: GameState) -> PublicView:
         players=[p.uid for p in state.players], names={p.uid: p.name for p in state.players},
         living=[p.uid for p in state.living()], dead=dead, winners=state.winners,
         draw=state.draw, excluded=list(state.occult_excluded),
-        ghosts=any(p.alive for p in state.with_role(Role.OCCULTIST)),
+        ghosts=ghosts_allowed(state),
     )
     if state.phase is PhaseKind.DAY and state.number == 0:
         view.checked_in = [p.uid for p in state.players if p.checked_in]
@@ -228,7 +228,7 @@ def live_tally(state: GameState) -> LiveTally | None:
     ]
     return LiveTally(number=state.number, deadline=state.deadline, rows=rows,
                      not_voted=owing(state),
-                     ghosts=any(p.alive for p in state.with_role(Role.OCCULTIST)))
+                     ghosts=ghosts_allowed(state))
 
 
 def closed_tally(before: GameState, after: GameState) -> LiveTally | None:

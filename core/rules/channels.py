@@ -12,7 +12,7 @@ for overwrites; the engine calls them for `team_changed` events and cards.
 
 from __future__ import annotations
 
-from core.rules.roles import Role
+from core.rules.roles import Circle, Role, info, rows
 from core.state import GameState
 from core.team import Team, TeamKind
 
@@ -25,13 +25,16 @@ def teams(state: GameState) -> dict[Team, list[int]]:
     out: dict[Team, list[int]] = {}
     for clan in state.clans:
         out[Team.clan(clan.number)] = [p.uid for p in state.clan_members(clan.number)]
-    # A promoted sergeant holds the investigator's role: he is among these.
-    investigators = [p.uid for p in state.with_role(Role.INVESTIGATOR, alive=False)]
-    operatives = [p.uid for p in state.with_role(Role.OPERATIVE, alive=False)]
-    sergeants = ([p.uid for p in state.with_role(Role.SERGEANT, alive=False)]
-                 if state.options.sergeant_in_police else [])
-    if investigators or operatives or sergeants:
-        out[POLICE] = investigators + operatives + sergeants
+    # The police circle's roles in the catalogue's order, then those in it by a master
+    # option (the sergeant). A promoted sergeant holds the investigator's role: he is
+    # among the first.
+    police = [ri for ri in rows() if ri.circle is Circle.POLICE]
+    police = [ri for ri in police if ri.circle_option is None] + [
+        ri for ri in police
+        if ri.circle_option is not None and getattr(state.options, ri.circle_option)]
+    members = [p.uid for ri in police for p in state.with_role(ri.role, alive=False)]
+    if members:
+        out[POLICE] = members
     if state.options.graveyard:  # master option: the dead talk among themselves
         dead = [p.uid for p in state.players if not p.alive]
         if dead:
@@ -63,7 +66,12 @@ def known_to(state: GameState, uid: int) -> list[int]:
             continue
         out += [m for m in members if m != uid and m not in out]
     p = state.player(uid)
-    if p is not None and p.role is Role.INVESTIGATOR:
-        out += [q.uid for q in state.with_role(Role.SERGEANT, alive=False)
+    for role in (knows(p.role) if p is not None else ()):
+        out += [q.uid for q in state.with_role(role, alive=False)
                 if q.uid != uid and q.uid not in out]
     return out
+
+
+def knows(role: Role | None) -> tuple[Role, ...]:
+    """The roles whose holders this role learns at the deal beyond his channel mates."""
+    return info(role).knows if role is not None else ()

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, EventKind
 from core.rules.context import Ctx
-from core.rules.roles import Role
+from core.rules.roles import Role, info, rows
 from core.state import GameState, Notice, Player
 
 MIN_GAP = timedelta(seconds=20)
@@ -27,7 +27,9 @@ def _module_on(state: GameState) -> None:
 
 def dealt_role(state: GameState, p: Player) -> Role | None:
     """The role a player was dealt at the start (a promoted sergeant was a sergeant)."""
-    return Role.SERGEANT if p.uid in state.promoted else p.role
+    if p.uid in state.promoted:  # he holds the role he inherited (the row's `heir_of`)
+        return next((ri.role for ri in rows() if ri.heir_of is p.role), p.role)
+    return p.role
 
 
 def roles_in_game(state: GameState) -> list[str]:
@@ -93,7 +95,7 @@ def reveal(ctx: Ctx, actor: Player) -> None:
     _module_on(state)
     if not state.options.public_moves:
         raise RuleError(ErrorCode.PUBLIC_MOVES_OFF)
-    if actor.role not in (Role.INVESTIGATOR, Role.ADVOCATE):
+    if actor.role is None or not info(actor.role).can_reveal:
         raise RuleError(ErrorCode.WRONG_ROLE, role="investigator")
     checks = [n for n in actor.notices if n.kind == "check" and not n.data.get("revealed")]
     if not checks:

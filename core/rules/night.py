@@ -14,7 +14,8 @@ from typing import Any
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, EventKind
 from core.rules.context import Ctx
-from core.rules.roles import FIXED_NIGHT_ORDER, LETHAL, Action, Role, Side, info
+from core.rules.items import ItemKind
+from core.rules.roles import LETHAL, Action, info
 from core.state import Clan, GameState, Notice, Order, PhaseKind, Player
 from core.team import Team
 
@@ -22,7 +23,7 @@ from core.team import Team
 def prospective_acting(state: GameState, clan: Clan) -> int | None:
     """The mafioso whose turn the clan's next night is: rotation by rank, dead skipped."""
     ranked = sorted(
-        (p for p in state.clan_members(clan.number) if p.role is Role.MAFIOSO and p.alive),
+        (p for p in state.clan_members(clan.number) if takes_turns(p) and p.alive),
         key=lambda p: p.rank or 0,
     )
     if not ranked:
@@ -31,6 +32,11 @@ def prospective_acting(state: GameState, clan: Clan) -> int | None:
         if (p.rank or 0) >= clan.next_rank:
             return p.uid
     return ranked[0].uid
+
+
+def takes_turns(p: Player) -> bool:
+    """Whether his night move is the clan's, given in turn by rank (the mafiosi)."""
+    return p.role is not None and info(p.role).rotates
 
 
 def coming_night(state: GameState) -> int:
@@ -54,7 +60,7 @@ def night_action(state: GameState, p: Player) -> Action | None:
     night = coming_night(state)
     if ri.action is None or night < ri.first_night:
         return None
-    if p.role is Role.MAFIOSO and (p.clan is None or acting_mafioso(state, p.clan) != p.uid):
+    if takes_turns(p) and (p.clan is None or acting_mafioso(state, p.clan) != p.uid):
         return None
     if state.operative_benched.get(p.uid) == night:
         return None
@@ -93,7 +99,7 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
     waiting = bool(missed_night(state)) if state.phase is PhaseKind.NIGHT else False
     action = night_action(state, actor)
     if action is None:
-        if actor.role is Role.MAFIOSO and actor.alive:
+        if takes_turns(actor) and actor.alive:
             raise RuleError(ErrorCode.NOT_YOUR_TURN, acting=acting_mafioso(state, actor.clan or 0))
         if actor.role is not None and info(actor.role).action is not None and actor.alive:
             raise RuleError(ErrorCode.NO_MOVE_TONIGHT)
@@ -186,15 +192,19 @@ def _notice(p: Player, kind: str, night: int, **data: int | str | None) -> None:
     p.notices.append(Notice(kind=kind, night=night, data=data))
 
 
+def _slot(state: GameState, order: Order) -> int | None:
+    """The actor's fixed place in the night order (his row's `order`), None for the dice."""
+    a = state.player(order.actor)
+    return info(a.role).order if a is not None and a.role is not None else None
+
+
 def _ordered(ctx: Ctx, orders: list[Order]) -> list[Order]:
+    """Fixed slots first (bouncers, then the investigator), then the rest by the dice."""
     state = ctx.state
-    fixed: list[Order] = []
-    for role in FIXED_NIGHT_ORDER:
-        fixed += sorted(
-            (o for o in orders if (a := state.player(o.actor)) and a.role is role),
-            key=lambda o: (o.actor, o.slot),
-        )
-    rest = sorted((o for o in orders if o not in fixed), key=lambda o: (o.actor, o.slot))
+    slots = {id(o): _slot(state, o) for o in orders}
+    fixed = sorted((o for o in orders if slots[id(o)] is not None),
+                   key=lambda o: (slots[id(o)] or 0, o.actor, o.slot))
+    rest = sorted((o for o in orders if slots[id(o)] is None), key=lambda o: (o.actor, o.slot))
     ctx.rng("night-order").shuffle(rest)
     return fixed + rest
 
@@ -279,7 +289,7 @@ def resolve(ctx: Ctx) -> NightResult:
             audience = (Audience.of_team(Team.clan(actor.clan)) if actor.clan is not None
                         else Audience.to(actor.uid))
             ctx.emit(kind, audience, night=night, target=target_id)
-            if actor.role is Role.OPERATIVE and t.side in (Side.CITIZENS, Side.POSITIVE):
+            if actor.role is not None and t.side in info(actor.role).punished_sides:
                 result.bad_kills.append(actor.uid)
                 steps.append(_step("bad_kill", order, target=target_id))
     state.orders = [o for o in state.orders if o.night > night]
@@ -313,13 +323,15 @@ def _ignores_bouncer(state: GameState, uid: int) -> bool:
 def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer: int,
                  attacker: Player) -> None:
     """The bouncer's club kills the first role player attacking the protected player."""
-    from core.rules.shop import use_item
+    from core.rules.shop import attacker_kind, use_item
 
     state = ctx.state
-    if not use_item(state, bouncer, "spiked_club"):
+    if not use_item(state, bouncer, ItemKind.SPIKED_CLUB):
         return
     ctx.emit(EventKind.CLUB_USED, Audience.to(bouncer), night=state.number, target=attacker.uid)
-    if use_item(state, attacker.uid, "protection", "bouncer"):
+    holder = state.player(bouncer)
+    kind = attacker_kind(holder) if holder is not None else None  # 'Protection from the bouncer'
+    if kind is not None and use_item(state, attacker.uid, ItemKind.PROTECTION, kind):
         result.steps.append({"step": "club_armour", "actor": bouncer, "target": attacker.uid})
         ctx.emit(EventKind.ARMOUR_SAVED, Audience.to(attacker.uid), night=state.number)
         return
@@ -334,7 +346,7 @@ def _armour_stops(ctx: Ctx, attacker: Player, target: Player) -> bool:
     from core.rules.shop import attacker_kind, use_item
 
     kind = attacker_kind(attacker)
-    if kind is None or not use_item(ctx.state, target.uid, "protection", kind):
+    if kind is None or not use_item(ctx.state, target.uid, ItemKind.PROTECTION, kind):
         return False
     night = ctx.state.number
     _notice(attacker, "action_failed", night, action="kill")

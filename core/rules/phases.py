@@ -12,7 +12,7 @@ from core.events import Audience, EventKind
 from core.rules import channels, economy, shop, voting
 from core.rules import night as night_rules
 from core.rules.context import Ctx
-from core.rules.roles import Role, is_role_player
+from core.rules.roles import Role, info, is_role_player, rows
 from core.rules.setup import composition_for
 from core.rules.victory import verdict
 from core.state import Clan, Death, DeathCause, GameState, PhaseKind, TurnMark
@@ -50,7 +50,7 @@ def start_game(ctx: Ctx, at: datetime) -> None:
     ranks: dict[int, int] = {}
     for p, (role, clan) in zip(state.players, slots, strict=True):
         p.role, p.clan = role, clan
-        if role is Role.MAFIOSO and clan is not None:
+        if info(role).rotates and clan is not None:  # the clan's turns go by rank
             ranks[clan] = ranks.get(clan, 0) + 1
             p.rank = ranks[clan]
     state.clans = [Clan(number=n) for n in comp.clan_numbers()]
@@ -123,20 +123,28 @@ def promote_sergeant(ctx: Ctx) -> None:
     each other) and receives the check log of the investigator who left: the whole log
     (the night's check included, the investigator acting before the dice), or with the
     master's option off only what was sent with /share (already on his card)."""
+    for ri in rows():
+        if ri.heir_of is not None:
+            _promote(ctx, ri.role, ri.heir_of)
+
+
+def _promote(ctx: Ctx, heir: Role, role: Role) -> None:
+    """The first living `heir` takes `role` once no living player holds it (the row's
+    `heir_of`: the sergeant the investigator's)."""
     state = ctx.state
-    if any(p.alive for p in state.with_role(Role.INVESTIGATOR)):
+    if any(p.alive for p in state.with_role(role)):
         return
-    sergeants = state.with_role(Role.SERGEANT)
-    if not sergeants:
+    heirs = state.with_role(heir)
+    if not heirs:
         return
-    new = sergeants[0]
-    new.role = Role.INVESTIGATOR
+    new = heirs[0]
+    new.role = role
     state.promoted.append(new.uid)
     ctx.emit(EventKind.PROMOTED, Audience.of_team(channels.POLICE, new.uid), uid=new.uid)
     if state.options.inherit_checks:
         shared = {(n.night, n.data.get("target")) for n in new.notices
                   if n.kind == "shared_check"}
-        inherited = [n for old in state.with_role(Role.INVESTIGATOR, alive=False)
+        inherited = [n for old in state.with_role(role, alive=False)
                      if not old.alive for n in old.notices
                      if n.kind == "check" and (n.night, n.data.get("target")) not in shared]
         for n in inherited:

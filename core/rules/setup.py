@@ -13,27 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from core.errors import ErrorCode, SetupError
-from core.rules.roles import Role, info
+from core.rules.roles import Role, Side, by_alias, info, rows
 
 MIN_PLAYERS = 6
 MAX_PLAYERS = 30
-
-ALIASES: dict[str, Role] = {
-    "mafioso": Role.MAFIOSO, "mafia": Role.MAFIOSO, "мафиози": Role.MAFIOSO,
-    "мафия": Role.MAFIOSO,
-    "investigator": Role.INVESTIGATOR, "detective": Role.INVESTIGATOR,
-    "следователь": Role.INVESTIGATOR,
-    "sergeant": Role.SERGEANT, "сержант": Role.SERGEANT,
-    "bouncer": Role.BOUNCER, "вышибала": Role.BOUNCER,
-    "killer": Role.KILLER, "убийца": Role.KILLER, "маньяк": Role.KILLER,
-    "citizen": Role.CITIZEN, "honest citizen": Role.CITIZEN, "житель": Role.CITIZEN,
-    "честный житель": Role.CITIZEN, "жители": Role.CITIZEN, "честные жители": Role.CITIZEN,
-    "advocate": Role.ADVOCATE, "адвокат": Role.ADVOCATE,
-    "operative": Role.OPERATIVE, "опер": Role.OPERATIVE,
-    "occultist": Role.OCCULTIST, "оккультист": Role.OCCULTIST,
-}
-
-UNIQUE: frozenset[Role] = frozenset({Role.INVESTIGATOR, Role.OPERATIVE, Role.OCCULTIST})
+FILLER = Role.CITIZEN  # spare seats: no power, no company
 
 _COUNT = re.compile(r"^(?:(?P<pre>\d+)\s*[x×х*]\s*)?(?P<name>.+?)(?:\s*[x×х*]\s*(?P<post>\d+))?$")
 _CLAN = re.compile(r"^(?:clan|клан)\s+(?P<label>[\w-]+)\s*:\s*(?P<rest>.*)$", re.IGNORECASE)
@@ -77,10 +61,11 @@ class Composition:
 
 def _role_named(name: str) -> Role:
     key = " ".join(name.strip().lower().split())
-    if key in ALIASES:
-        return ALIASES[key]
-    if key.endswith("s") and key[:-1] in ALIASES:
-        return ALIASES[key[:-1]]
+    aliases = by_alias()
+    if key in aliases:
+        return aliases[key]
+    if key.endswith("s") and key[:-1] in aliases:
+        return aliases[key[:-1]]
     raise SetupError(ErrorCode.SETUP_UNKNOWN_ROLE, name=name.strip())
 
 
@@ -122,20 +107,23 @@ def validate(comp: Composition, players: int, *, extra_roles: bool) -> Compositi
     for role in counts:
         if info(role).extra and not extra_roles:
             raise SetupError(ErrorCode.SETUP_NEEDS_EXTRA_ROLES, role=str(role))
-    for role in UNIQUE:
-        if counts[role] > 1:
-            raise SetupError(ErrorCode.SETUP_UNIQUE_ROLE, role=str(role))
-    if counts[Role.MAFIOSO] == 0:
+    for ri in rows():
+        if ri.unique and counts[ri.role] > 1:
+            raise SetupError(ErrorCode.SETUP_UNIQUE_ROLE, role=str(ri.role))
+    # The clan's turn-takers (the mafiosi): a game needs one, and so does every clan.
+    leaders = {ri.role for ri in rows() if ri.rotates}
+    if not any(counts[r] for r in leaders):
         raise SetupError(ErrorCode.SETUP_NO_MAFIA)
     for clan in comp.clan_numbers():
         members = [r for r, c in zip(comp.roles, comp.clans, strict=True) if c == clan]
-        if Role.MAFIOSO not in members:
+        if not leaders & set(members):
             raise SetupError(ErrorCode.SETUP_CLAN_WITHOUT_MAFIOSO, clan=clan)
-    for dependent in (Role.SERGEANT, Role.OPERATIVE):
-        if counts[dependent] and not counts[Role.INVESTIGATOR]:
-            raise SetupError(ErrorCode.SETUP_NEEDS_INVESTIGATOR, role=str(dependent))
+    for ri in rows():
+        for needed in ri.requires:
+            if counts[ri.role] and not counts[needed]:
+                raise SetupError(ErrorCode(f"setup_needs_{needed}"), role=str(ri.role))
     full = Composition(list(comp.roles), list(comp.clans))
-    full.add(Role.CITIZEN, None, players - comp.size)
+    full.add(FILLER, None, players - comp.size)
     if already_won(full):
         raise SetupError(ErrorCode.SETUP_ALREADY_WON)
     return full
@@ -150,7 +138,7 @@ def already_won(comp: Composition) -> bool:
 
 
 def negatives(comp: Composition) -> int:
-    return sum(1 for r in comp.roles if info(r).side.value == "negative")
+    return sum(1 for r in comp.roles if info(r).side is Side.NEGATIVE)
 
 
 def lopsided(comp: Composition) -> bool:
@@ -177,25 +165,21 @@ def preset(players: int, *, extra_roles: bool = False) -> Composition:
         raise SetupError(ErrorCode.SETUP_PLAYER_COUNT, count=players, min=MIN_PLAYERS,
                          max=MAX_PLAYERS)
     comp = Composition()
-    mafia = max(1, players // 4)
+    dealt = [ri for ri in rows() if ri.preset_from is not None and players >= ri.preset_from
+             and (extra_roles or not ri.extra)]
+    # A quarter of the seats go to the clans (two from 20 players): their other roles
+    # (the advocate, in clan 1) first, the turn-takers (mafiosi) fill the rest.
+    clan_seats = max(1, players // 4)
     clans = 2 if players >= 20 else 1
-    advocate = extra_roles and players >= 10
-    if advocate:
-        mafia -= 1
-    for i in range(mafia):
-        comp.add(Role.MAFIOSO, 1 + i % clans)
-    if advocate:
-        comp.add(Role.ADVOCATE, 1)
-    comp.add(Role.INVESTIGATOR, None)
-    if players >= 8:
-        comp.add(Role.SERGEANT, None)
-    comp.add(Role.BOUNCER, None)
-    if players >= 9:
-        comp.add(Role.KILLER, None)
-    if extra_roles and players >= 10:
-        comp.add(Role.OPERATIVE, None)
-    if extra_roles and players >= 12:
-        comp.add(Role.OCCULTIST, None)
+    helpers = [ri.role for ri in dealt if ri.in_clan and not ri.rotates]
+    leader = next(ri.role for ri in rows() if ri.rotates)
+    for i in range(clan_seats - len(helpers)):
+        comp.add(leader, 1 + i % clans)
+    for role in helpers:
+        comp.add(role, 1)
+    for ri in dealt:
+        if not ri.in_clan:
+            comp.add(ri.role, None)
     return validate(comp, players, extra_roles=extra_roles)
 
 

@@ -17,19 +17,20 @@ from core.errors import ErrorCode, RuleError
 from core.events import Audience, EventKind
 from core.rules.context import Ctx
 from core.rules.economy import spending_cap
-from core.rules.roles import Role, info
+from core.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
+from core.rules.roles import LETHAL, Action, by_alias, info, rows
 from core.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
 
-ITEM_PRICES: dict[str, int] = {"alarm_clock": 20, "cheque_book": 30, "spiked_club": 30}
-ITEMS: tuple[str, ...] = ("protection", *ITEM_PRICES)
-SPELL_PRICES: dict[str, int] = {
-    "sleep": 3, "silence": 8, "shout": 5, "free_speech": 10,
-    "helplessness": 40, "doubling": 80, "destruction": 15,
-}
-DAY_SPELLS = frozenset({"sleep", "silence", "free_speech"})
-NIGHT_SPELLS = frozenset({"helplessness", "doubling", "destruction"})
-PER_DAY_LIMIT = {"sleep": 2, "silence": 2, "shout": 2}
-PROTECTION_BASE, PROTECTION_STEP, SAME_KIND_FACTOR = 10, 5, 1.5
+# Views of the catalogue (core/rules/items.py) under their historical names.
+ITEM_PRICES: dict[str, int] = {str(k): WARES[k].price for k in items()
+                               if k is not ItemKind.PROTECTION}
+ITEMS: tuple[str, ...] = tuple(str(k) for k in items())
+SPELL_PRICES: dict[str, int] = {str(k): WARES[k].price for k in spells()}
+DAY_SPELLS = frozenset(str(k) for k in spells(Moment.DAY))
+NIGHT_SPELLS = frozenset(str(k) for k in spells(Moment.NIGHT))
+PER_DAY_LIMIT = {k: w.per_day for k, w in WARES.items() if w.per_day is not None}
+PROTECTION_BASE = WARES[ItemKind.PROTECTION].price
+PROTECTION_STEP, SAME_KIND_FACTOR = 5, 1.5
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,12 @@ class Condition:
 
 # --- prices ------------------------------------------------------------------------
 def attacker_kinds(state: GameState) -> list[str]:
-    """What a 'Protection from X' can be bought against in this game (one per clan)."""
+    """What a 'Protection from X' can be bought against in this game: one per clan, then
+    the dealt roles with an attacker kind, night killers before club bearers."""
     kinds = [f"mafia:{c.number}" for c in state.clans]
     roles = {p.role for p in state.players}
-    kinds += [k for k, r in (("killer", Role.KILLER), ("operative", Role.OPERATIVE),
-                             ("bouncer", Role.BOUNCER)) if r in roles]
+    solo = [ri for ri in rows() if ri.attacker and not ri.in_clan and ri.role in roles]
+    kinds += [str(ri.attacker) for ri in sorted(solo, key=lambda ri: ri.action not in LETHAL)]
     return kinds
 
 
@@ -77,8 +79,6 @@ def parse_attacker(text: str | None, state: GameState) -> str | None:
     Russian), or a clan ('clan 2', 'mafia:2'); 'mafioso' means the only clan if there is one."""
     if text is None:
         return None
-    from core.rules.setup import ALIASES
-
     key = " ".join(text.strip().lower().replace("#", " ").split())
     kinds = attacker_kinds(state)
     if key in kinds:
@@ -87,19 +87,22 @@ def parse_attacker(text: str | None, state: GameState) -> str | None:
     if words and words[-1].isdigit() and words[0] in ("clan", "клан", "mafia", "мафия",
                                                       "mafioso", "мафиози"):
         return f"mafia:{words[-1]}"
-    role = ALIASES.get(key)
-    if role is Role.MAFIOSO:
+    role = by_alias().get(key)
+    ri = info(role) if role is not None else None
+    if ri is None or ri.attacker is None:
+        return key
+    if ri.in_clan:
         clans = [k for k in kinds if k.startswith("mafia:")]
         return clans[0] if len(clans) == 1 else key
-    return str(role) if role in (Role.KILLER, Role.OPERATIVE, Role.BOUNCER) else key
+    return ri.attacker
 
 
 def attacker_kind(p: Player) -> str | None:
-    if p.role is Role.MAFIOSO:
-        return f"mafia:{p.clan}"
-    if p.role in (Role.KILLER, Role.OPERATIVE, Role.BOUNCER):
-        return str(p.role)
-    return None
+    """The kind a 'Protection from X' must name to stop him: 'mafia:N' for a clan's."""
+    ri = info(p.role) if p.role is not None else None
+    if ri is None or ri.attacker is None:
+        return None
+    return f"{ri.attacker}:{p.clan}" if ri.in_clan else ri.attacker
 
 
 def protection_price(state: GameState, uid: int, against: str) -> int:
@@ -110,7 +113,7 @@ def protection_price(state: GameState, uid: int, against: str) -> int:
 
 
 def price(state: GameState, uid: int, what: str, against: str | None = None) -> int:
-    if what == "protection":
+    if what == ItemKind.PROTECTION:
         return protection_price(state, uid, against or "")
     if what in ITEM_PRICES:
         return ITEM_PRICES[what]
@@ -122,11 +125,29 @@ def price(state: GameState, uid: int, what: str, against: str | None = None) -> 
 def catalogue(state: GameState, uid: int) -> list[tuple[str, str | None, int]]:
     """(item or spell, protection kind, the caller's current price), for /shop."""
     rows: list[tuple[str, str | None, int]] = [
-        ("protection", k, protection_price(state, uid, k)) for k in attacker_kinds(state)
+        (ItemKind.PROTECTION, k, protection_price(state, uid, k)) for k in attacker_kinds(state)
     ]
     rows += [(k, None, v) for k, v in ITEM_PRICES.items()]
     rows += [(k, None, v) for k, v in SPELL_PRICES.items()]
     return rows
+
+
+@dataclass(frozen=True)
+class ShopRow:
+    """One line of /shop with what a renderer needs to place it (items apart from spells)
+    without a list of its own."""
+
+    kind: str
+    against: str | None
+    price: int
+    item: bool
+    moment: Moment
+
+
+def shop_rows(state: GameState, uid: int) -> list[ShopRow]:
+    """`catalogue` with each line's place in the shop's catalogue (core/rules/items.py)."""
+    return [ShopRow(kind=str(k), against=a, price=p, item=is_item(k), moment=WARES[k].moment)
+            for k, a, p in catalogue(state, uid)]
 
 
 # --- paying --------------------------------------------------------------------------
@@ -165,7 +186,7 @@ def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, cond: Condition
         funds: dict[int, int]) -> None:
     state = ctx.state
     _module_on(state)
-    if item not in ITEMS:
+    if not is_item(item):
         raise RuleError(ErrorCode.UNKNOWN_ITEM, name=item)
     _check_item(state, buyer, item, against)
     if state.phase is PhaseKind.DAY:
@@ -177,20 +198,21 @@ def buy(ctx: Ctx, buyer: Player, item: str, against: str | None, cond: Condition
 
 
 def _check_item(state: GameState, buyer: Player, item: str, against: str | None) -> None:
-    if item == "protection":
+    if item == ItemKind.PROTECTION:
         if against not in attacker_kinds(state):
             raise RuleError(ErrorCode.UNKNOWN_PROTECTION, name=against or "")
     elif against is not None:
         raise RuleError(ErrorCode.NO_TARGET_NEEDED)
-    if item == "spiked_club" and buyer.role is not Role.BOUNCER:
-        raise RuleError(ErrorCode.WRONG_ROLE, role="bouncer")
+    holder = WARES[item].holder
+    if holder is not None and buyer.role is not holder:
+        raise RuleError(ErrorCode.WRONG_ROLE, role=str(holder))
 
 
 def _give_item(ctx: Ctx, buyer: Player, item: str, against: str | None,
                funds: dict[int, int]) -> None:
     state = ctx.state
     charge(ctx, buyer.uid, price(state, buyer.uid, item, against), item, funds, against)
-    if item == "protection" and against:
+    if item == ItemKind.PROTECTION and against:
         state.armour.setdefault(buyer.uid, []).append(against)
     state.inventory.setdefault(buyer.uid, []).append(Item(kind=item, against=against))
 
@@ -278,7 +300,8 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
          funds: dict[int, int]) -> None:
     state = ctx.state
     _module_on(state)
-    if spell not in SPELL_PRICES or spell == "shout":
+    w = ware(spell)
+    if w is None or w.is_item or w.moment is Moment.VOTE:  # Shout comes with a vote
         raise RuleError(ErrorCode.UNKNOWN_SPELL, name=spell)
     target = state.player(target_id)
     if target is None:
@@ -313,7 +336,8 @@ def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
     if limit is not None and sum(1 for s in mine if s.spell == spell) >= limit:
         raise RuleError(ErrorCode.SPELL_LIMIT, limit=limit)
     voting_now = state.phase is PhaseKind.DAY and state.number == day
-    if spell == "sleep" and voting_now and any(m.voter == target.uid for m in state.vote_log):
+    if spell == SpellKind.SLEEP and voting_now and \
+            any(m.voter == target.uid for m in state.vote_log):
         raise RuleError(ErrorCode.ALREADY_VOTED, target=target.uid)
     charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target.uid,
@@ -323,20 +347,21 @@ def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
              evening=evening)
     ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell,
              target=target.uid)
-    if spell != "free_speech":
+    if spell != SpellKind.FREE_SPEECH:
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target.uid), spell=spell)
 
 
 def _check_night_spell(state: GameState, caster: Player, spell: str, target: Player) -> None:
-    if spell == "destruction":
-        if caster.role is None or info(caster.role).action is None or \
-                caster.role is Role.BOUNCER:
+    if spell == SpellKind.DESTRUCTION:
+        # it breaks through a protection: nothing to a role without a move or a protector
+        if caster.role is None or info(caster.role).action in (None, Action.PROTECT):
             raise RuleError(ErrorCode.DESTRUCTION_ROLE)
         if target.uid != caster.uid:
             raise RuleError(ErrorCode.SELF_ONLY)
     # Doubling on a player without a night move is accepted and wasted: refusing it
     # would tell the caster the target's hidden role (RULES.md, "Secrecy of refusals").
-    if state.phase is PhaseKind.NIGHT and state.number == 0 and spell == "helplessness":
+    if state.phase is PhaseKind.NIGHT and state.number == 0 and \
+            spell == SpellKind.HELPLESSNESS:
         return
 
 
@@ -353,20 +378,17 @@ def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
                                   phase=PhaseKind.NIGHT, number=night, seq=state.seq))
     ctx.emit(EventKind.SPELL_CAST, Audience.to(caster.uid), spell=spell, target=target_id)
     ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell, target=target_id)
-    if spell == "helplessness":
-        if _use_item(state, target_id, "cheque_book"):
+    if spell == SpellKind.HELPLESSNESS:
+        if _use_item(state, target_id, ItemKind.CHEQUE_BOOK):
             ctx.emit(EventKind.DESK_SPELL_BLOCKED, Audience.master(), uid=caster.uid, spell=spell,
-                     target=target_id)
-            ctx.emit(EventKind.CHEQUE_BOOK_SAVED, Audience.to(target_id))
-            ctx.emit(EventKind.SPELL_BLOCKED, Audience.to(caster.uid), spell=spell,
                      target=target_id)
             return
         state.helpless[target_id] = night
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
-    elif spell == "doubling":
+    elif spell == SpellKind.DOUBLING:
         state.doubled[target_id] = night
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
-    elif spell == "destruction":
+    elif spell == SpellKind.DESTRUCTION:
         state.wrecking[target_id] = night
 
 
@@ -399,21 +421,22 @@ def day_effects(state: GameState) -> DayEffects:
     today = counted_spells(
         [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == state.number])
     for target in sorted({s.target for s in today}):
-        harm = sorted((s for s in today if s.target == target and s.spell in ("sleep", "silence")),
-                      key=lambda s: (s.spell != "silence", s.seq))
+        harm = sorted((s for s in today if s.target == target
+                       and s.spell in (SpellKind.SLEEP, SpellKind.SILENCE)),
+                      key=lambda s: (s.spell != SpellKind.SILENCE, s.seq))
         if not harm:
             continue
-        clocks = sum(1 for i in state.inventory.get(target, []) if i.kind == "alarm_clock")
+        clocks = sum(1 for i in state.inventory.get(target, []) if i.kind == ItemKind.ALARM_CLOCK)
         if clocks:
             fx.clocks_used[target] = min(clocks, len(harm))
             if clocks >= len(harm):
                 continue  # every spell removed, one clock each
             fx.clocks_used[target] = clocks  # too few: all of them wasted
-        speech = sum(1 for s in today if s.target == target and s.spell == "free_speech")
+        speech = sum(1 for s in today if s.target == target and s.spell == SpellKind.FREE_SPEECH)
         remaining = harm[speech:]
-        if any(s.spell == "silence" for s in remaining):
+        if any(s.spell == SpellKind.SILENCE for s in remaining):
             fx.silenced.add(target)
-        sleeps = sum(1 for s in remaining if s.spell == "sleep")
+        sleeps = sum(1 for s in remaining if s.spell == SpellKind.SLEEP)
         if sleeps:
             fx.sleeps[target] = sleeps
     return fx
@@ -455,12 +478,12 @@ def shout(ctx: Ctx, voter: Player, target: int, funds: dict[int, int]) -> int:
     state = ctx.state
     if not state.options.shop:
         raise RuleError(ErrorCode.SHOUT_NEEDS_SHOP)
-    used = sum(1 for s in state.spells if s.spell == "shout" and s.caster == voter.uid
+    used = sum(1 for s in state.spells if s.spell == SpellKind.SHOUT and s.caster == voter.uid
                and s.phase is PhaseKind.DAY and s.number == state.number)
-    if used >= PER_DAY_LIMIT["shout"]:
-        raise RuleError(ErrorCode.SPELL_LIMIT, limit=PER_DAY_LIMIT["shout"])
-    charge(ctx, voter.uid, SPELL_PRICES["shout"], "shout", funds)
-    state.spells.append(SpellCast(spell="shout", caster=voter.uid, target=target,
+    if used >= PER_DAY_LIMIT[SpellKind.SHOUT]:
+        raise RuleError(ErrorCode.SPELL_LIMIT, limit=PER_DAY_LIMIT[SpellKind.SHOUT])
+    charge(ctx, voter.uid, SPELL_PRICES[SpellKind.SHOUT], SpellKind.SHOUT, funds)
+    state.spells.append(SpellCast(spell=str(SpellKind.SHOUT), caster=voter.uid, target=target,
                                   phase=PhaseKind.DAY, number=state.number, seq=state.seq))
     return 1
 
@@ -470,7 +493,7 @@ def close_day(ctx: Ctx) -> None:
     state = ctx.state
     for uid, n in day_effects(state).clocks_used.items():
         for _ in range(n):
-            _use_item(state, uid, "alarm_clock")
+            _use_item(state, uid, ItemKind.ALARM_CLOCK)
         ctx.emit(EventKind.ALARM_CLOCK_USED, Audience.to(uid), count=n)
 
 
@@ -486,7 +509,7 @@ def moves(state: GameState, p: Player, base: int) -> int:
     if state.doubled.get(p.uid) == night:
         return 2
     if state.phase is PhaseKind.DAY and any(
-        o.what == "doubling" and o.target == p.uid for o in state.pending
+        o.what == SpellKind.DOUBLING and o.target == p.uid for o in state.pending
     ):
         return 2
     return base

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.rules.roles import Role
+from core.rules.roles import info
 from core.state import DayRecord, GameState, VoteMark
 
 LIVING = 2
@@ -18,7 +18,9 @@ GHOST = 1
 
 
 def ghosts_allowed(state: GameState) -> bool:
-    return any(p.alive for p in state.with_role(Role.OCCULTIST))
+    """While a role raising ghosts (the occultist) lives, the dead vote."""
+    return any(p.alive and p.role is not None and info(p.role).raises_ghosts
+               for p in state.players)
 
 
 def base_weight(state: GameState, voter: int) -> int:
