@@ -119,8 +119,10 @@ def validate(comp: Composition, players: int, *, extra_roles: bool) -> Compositi
             raise SetupError("setup_clan_without_mafioso", clan=clan)
     for ri in rows():
         for needed in ri.requires:
-            if counts[ri.role] and not counts[needed]:
-                raise SetupError(f"setup_needs_{needed}", role=str(ri.role))
+            if counts[ri.role] and not counts[needed]:  # the investigator's has its own words
+                code = "setup_needs_investigator" if needed is Role.INVESTIGATOR else \
+                    "setup_needs_role"
+                raise SetupError(code, role=str(ri.role), needed=str(needed))
     full = Composition(list(comp.roles), list(comp.clans))
     full.add(FILLER, None, players - comp.size)
     if already_won(full):
