@@ -81,6 +81,7 @@ class ErrorCode(StrEnum):
     SETUP_LOPSIDED = "setup_lopsided"
     SETUP_NEEDS_EXTRA_ROLES = "setup_needs_extra_roles"
     SETUP_NEEDS_INVESTIGATOR = "setup_needs_investigator"
+    SETUP_NEEDS_ROLE = "setup_needs_role"
     SETUP_NO_MAFIA = "setup_no_mafia"
     SETUP_NOT_CLAN_ROLE = "setup_not_clan_role"
     SETUP_PLAYER_COUNT = "setup_player_count"

@@ -83,8 +83,9 @@ def readable(data: dict[str, Any], names: Names, lang: str,
         value = data.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             out[key] = names(value)
-    if "role" in data:
-        out["role"] = role_name(data["role"], lang)
+    for key in ("role", "needed"):
+        if key in data:
+            out[key] = role_name(data[key], lang)
     if "cause" in data:
         out["cause"] = t(f"cause.{data['cause']}", lang)
     if "action" in data:

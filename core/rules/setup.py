@@ -120,8 +120,10 @@ def validate(comp: Composition, players: int, *, extra_roles: bool) -> Compositi
             raise SetupError(ErrorCode.SETUP_CLAN_WITHOUT_MAFIOSO, clan=clan)
     for ri in rows():
         for needed in ri.requires:
-            if counts[ri.role] and not counts[needed]:
-                raise SetupError(ErrorCode(f"setup_needs_{needed}"), role=str(ri.role))
+            if counts[ri.role] and not counts[needed]:  # the investigator's has its own words
+                code = ErrorCode.SETUP_NEEDS_INVESTIGATOR if needed is Role.INVESTIGATOR \
+                    else ErrorCode.SETUP_NEEDS_ROLE
+                raise SetupError(code, role=str(ri.role), needed=str(needed))
     full = Composition(list(comp.roles), list(comp.clans))
     full.add(FILLER, None, players - comp.size)
     if already_won(full):

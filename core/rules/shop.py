@@ -380,7 +380,10 @@ def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
     ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell, target=target_id)
     if spell == SpellKind.HELPLESSNESS:
         if _use_item(state, target_id, ItemKind.CHEQUE_BOOK):
-            ctx.emit(EventKind.DESK_SPELL_BLOCKED, Audience.master(), uid=caster.uid, spell=spell,
+            ctx.emit(EventKind.DESK_SPELL_BLOCKED, Audience.master(), uid=caster.uid,
+                     spell=spell, target=target_id)
+            ctx.emit(EventKind.CHEQUE_BOOK_SAVED, Audience.to(target_id))
+            ctx.emit(EventKind.SPELL_BLOCKED, Audience.to(caster.uid), spell=spell,
                      target=target_id)
             return
         state.helpless[target_id] = night

@@ -13,7 +13,7 @@ from core import commands as c
 from core.errors import RuleError
 from core.guide import guide
 from core.i18n import has_key
-from core.narrate import describe, role_name
+from core.narrate import describe, describe_error, role_name
 from core.rules import shop
 from core.rules.roles import CATALOGUE, Action, Role, RoleInfo, Side, info, registered
 from core.rules.setup import parse, validate
@@ -65,6 +65,20 @@ def test_the_registered_row_is_dealt_and_the_composition_rules_read_it(guard: Ro
     opening = next(e for e in started if e.kind == "game_started")
     assert "телохранитель" in describe(opening, str, "ru")
     assert role_name(str(guard), "en") == "bodyguard"
+
+
+def test_a_requirement_on_another_role_is_named_in_both_languages() -> None:
+    """`requires` is generic: a squire needs the killer, and the refusal names both."""
+    texts = {lang: {"role.squire.name": name} for lang, name in (("en", "squire"),
+                                                                 ("ru", "оруженосец"))}
+    with registered("squire", lambda r: RoleInfo(r, Side.NEUTRAL, None, 0,
+                                                 requires=(Role.KILLER,)), texts):
+        validate(parse("mafioso; squire; killer"), 6, extra_roles=False)
+        with pytest.raises(RuleError) as needs:
+            validate(parse("mafioso; squire"), 6, extra_roles=False)
+        assert needs.value.code == "setup_needs_role"
+        text = describe_error(needs.value.code, needs.value.params, str, "ru")
+        assert "«оруженосец»" in text and "«убийца»" in text
 
 
 # Seeds whose dice would put the mafioso first: only the row's fixed slot saves the target.
