@@ -10,7 +10,7 @@ from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.i18n import t
-from core.rules.roles import Role
+from core.vocabulary import Role
 
 from .base import GameCog
 from .ui.text import L, command_kwargs, localized, user_lang

@@ -19,6 +19,7 @@ import discord
 from discord import app_commands
 
 from core import commands as c
+from core.access import may_master, require_master
 from core.desk import (
     PhaseFilter,
     desk_text,
@@ -33,8 +34,9 @@ from core.events import Event
 from core.i18n import t
 from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo
+from core.views import parse_player
 
-from .base import PlayerArg, is_admin, now, parse_player
+from .base import PlayerArg, is_admin, now
 from .overwrites import member_overwrite
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
@@ -194,16 +196,18 @@ def _page_embed(info: GameInfo, pages: list[str], page: int, count: int, lang: s
     return embed
 
 
-def _check_master(interaction: discord.Interaction[Any], info: GameInfo) -> None:
-    if interaction.user.id != info.master_id and not is_admin(interaction):
-        raise RuleError("not_master")
+async def _check_master(interaction: discord.Interaction[Any], info: GameInfo) -> None:
+    """The master's tools are his (core.access decides, players never)."""
+    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    require_master(await bot.service.state(info.id), interaction.user.id,
+                   admin=is_admin(interaction))
 
 
 async def send_log(interaction: discord.Interaction[Any], info: GameInfo, *, file: bool,
                    phase: str | None, number: int | None, player: str | None) -> None:
     """/master log: the whole history for the master, ephemeral, never cut."""
     bot: MafiaBot = interaction.client  # type: ignore[assignment]
-    _check_master(interaction, info)
+    await _check_master(interaction, info)
     lang = user_lang(interaction)
     uid = None
     if player:
@@ -235,7 +239,7 @@ async def turn_page(interaction: discord.Interaction[Any], game_id: int, page: i
                     flt: LogFilter) -> None:
     bot: MafiaBot = interaction.client  # type: ignore[assignment]
     info = await bot.service.info(game_id)
-    _check_master(interaction, info)
+    await _check_master(interaction, info)
     lang = user_lang(interaction)
     pages, count = await _log_pages(bot, info, flt, lang)
     page = min(page, len(pages) - 1)
@@ -248,8 +252,6 @@ async def turn_page(interaction: discord.Interaction[Any], game_id: int, page: i
 async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None:
     """/game standby: put oneself on the standby list of the running game, or off it."""
     bot: MafiaBot = interaction.client  # type: ignore[assignment]
-    if interaction.user.bot:
-        raise RuleError("desk_bot")
     applied = await bot.apply(info, c.Standby(
         by=interaction.user.id, at=now(), admin=is_admin(interaction),
         name=interaction.user.display_name[:100], bot=interaction.user.bot,
@@ -266,8 +268,6 @@ async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: st
     """/master replace old [new | standby]: neither names the first on the standby list."""
     bot: MafiaBot = interaction.client  # type: ignore[assignment]
     state = await bot.service.state(info.id)
-    if new is not None and new.bot:
-        raise RuleError("desk_bot")
     fields: dict[str, Any] = {"old": parse_player(old, state)}
     if new is not None:
         fields |= {"new": new.id, "name": new.display_name[:100], "bot": new.bot,
@@ -293,11 +293,12 @@ class StandbyArg(PlayerArg):
             info = await bot.find_game(interaction, finished=False)
         except RuleError:
             return []
-        if interaction.user.id != info.master_id and not is_admin(interaction):
+        state = await bot.service.state(info.id)
+        if not may_master(state, interaction.user.id, admin=is_admin(interaction)):
             return []
         typed = value.casefold()
         return [app_commands.Choice(name=name[:100], value=str(uid))
-                for uid, name in standby_list(await bot.service.state(info.id))
+                for uid, name in standby_list(state)
                 if typed in name.casefold()][:25]
 
 

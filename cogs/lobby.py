@@ -9,13 +9,14 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.access import ChannelKind, game_place_refusal
+from core.access import ChannelKind, game_place_refusal, may_master
 from core.errors import RuleError
 from core.i18n import t
-from core.state import Options
 from core.storage.service import DiscordPatch
+from core.views import lobby_view
+from core.vocabulary import Options
 
-from .base import GameCog
+from .base import GameCog, is_admin
 from .ui.components import signup_view
 from .ui.lobby import signup_embed
 from .ui.render import reply_embed, status_embed
@@ -69,8 +70,8 @@ class Lobby(GameCog):
         game_id = await self.service.create(
             interaction.guild.id, interaction.channel_id, interaction.user.id, title, plot,
             options, language=lang)
-        state = await self.service.state(game_id)
-        await interaction.response.send_message(embed=signup_embed(state, lang),
+        view = lobby_view(await self.service.state(game_id))
+        await interaction.response.send_message(embed=signup_embed(view, lang),
                                                 view=signup_view(game_id, lang))
         message = await interaction.original_response()
         await self.service.set_discord(game_id, DiscordPatch(signup_message_id=message.id))
@@ -141,7 +142,8 @@ class Lobby(GameCog):
         if language:
                 await self.service.set_discord(info.id, DiscordPatch(language=language))
         await interaction.response.send_message(
-            embed=signup_embed(applied.state, user_lang(interaction)), ephemeral=True)
+            embed=signup_embed(lobby_view(applied.state), user_lang(interaction)),
+            ephemeral=True)
 
     @game.command(**command_kwargs("game.join"))
     async def join(self, interaction: discord.Interaction[Any]) -> None:
@@ -158,7 +160,7 @@ class Lobby(GameCog):
     async def start(self, interaction: discord.Interaction[Any], confirm: bool = False) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
-        if interaction.user.id == state.master or interaction.permissions.manage_guild:
+        if may_master(state, interaction.user.id, admin=is_admin(interaction)):
             refuse_missing(interaction, REQUIRED_TO_START)
         await self.apply(interaction, info, c.Start, confirm=confirm)
         await interaction.response.send_message(t("lobby.started", user_lang(interaction)),
@@ -167,7 +169,7 @@ class Lobby(GameCog):
     @game.command(**command_kwargs("game.status"))
     async def status(self, interaction: discord.Interaction[Any]) -> None:
         info = await self.game_here(interaction, finished=True)
-        _, view = await self.view(info)
+        view = await self.view(info)
         await interaction.response.send_message(
             embed=status_embed(view, user_lang(interaction)), ephemeral=True)
 

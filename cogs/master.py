@@ -11,9 +11,10 @@ from discord.app_commands import Choice, Range
 from core import commands as c
 from core.access import require_master
 from core.i18n import t
+from core.views import parse_player
 
 from . import desk
-from .base import GameCog, PlayerArg, is_admin, parse_player
+from .base import GameCog, PlayerArg, is_admin
 from .ui.text import L, command_kwargs, localized, mention, user_lang, when
 
 

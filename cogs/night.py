@@ -11,8 +11,9 @@ from discord.app_commands import Range
 from core import commands as c
 from core.i18n import t
 from core.narrate import describe
+from core.views import parse_player
 
-from .base import GameCog, PlayerArg, parse_player
+from .base import GameCog, PlayerArg
 from .ui.limits import CONTENT, clip
 from .ui.markup import user_data
 from .ui.text import command_kwargs, localized, mention, user_lang, when

@@ -24,10 +24,9 @@ import discord
 from core.events import Event
 from core.i18n import t
 from core.places import PING_KIND, PLACE_KIND, ping_members, seat_holder, seats
-from core.state import GameState
 from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo
-from core.visibility import card
+from core.visibility import Card, card
 
 from .ui.markup import only_role, only_users
 from .ui.render import card_embed, event_embed
@@ -232,7 +231,9 @@ class Places:
             self._sent.add(key)
             return
         lang = info.language
-        embeds = [self._embed(e, state, holder, lang) for e in events]
+        dealt = any(e.kind == "role_dealt" for e in events)
+        mine = card(state, holder) if dealt else None
+        embeds = [self._embed(e, mine, lang) for e in events]
         # a reference unique to this push: how `_seen` recognises it after a crash
         embeds[-1].set_footer(text=t("places.footer", lang, title=info.title[:80],
                                      ref=entry.ordinal))
@@ -254,10 +255,10 @@ class Places:
         self._sent.add(key)
 
     @staticmethod
-    def _embed(event: Event, state: GameState, holder: int, lang: str) -> discord.Embed:
+    def _embed(event: Event, mine: Card | None, lang: str) -> discord.Embed:
         """An event as an embed; a dealt role as the holder's whole card (his own view)."""
-        if event.kind == "role_dealt":
-            return card_embed(card(state, holder), state, lang)
+        if event.kind == "role_dealt" and mine is not None:
+            return card_embed(mine, lang)
         return event_embed(event, lang)
 
     async def _send(self, thread_id: int, content: str, embeds: list[discord.Embed],

@@ -12,16 +12,16 @@ from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
 from core.narrate import attacker_name, item_name
-from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds, parse_attacker
 from core.storage import wallets
+from core.views import attacker_choices, open_shop, parse_attacker, parse_player
+from core.vocabulary import ITEMS, SPELLS
 
-from .base import GameCog, PlayerArg, parse_player
+from .base import GameCog, PlayerArg
 from .ui.render import shop_embed
 from .ui.text import L, command_kwargs, localized, user_lang
 
 ITEM_CHOICES = [Choice(name=L(f"item.{i}.name"), value=i) for i in ITEMS]
-SPELL_CHOICES = [Choice(name=L(f"spell.{s}.name"), value=s)
-                 for s in sorted(DAY_SPELLS | NIGHT_SPELLS)]
+SPELL_CHOICES = [Choice(name=L(f"spell.{s}.name"), value=s) for s in SPELLS]
 
 
 class Shop(GameCog):
@@ -29,15 +29,11 @@ class Shop(GameCog):
     @app_commands.guild_only()
     async def shop(self, interaction: discord.Interaction[Any]) -> None:
         info = await self.game_here(interaction, finished=True)
-        state = await self.service.state(info.id)
-        if state.over:  # the channel's last game: say it is over, not "no game here"
-            raise RuleError("game_over")
-        if not state.options.shop:
-            raise RuleError("module_off", module="shop")
+        shop = open_shop(await self.service.state(info.id), interaction.user.id)
         balance = (await wallets.balances(None, info.guild_id, [interaction.user.id])).get(
             interaction.user.id, 0)
         await interaction.response.send_message(
-            embed=shop_embed(state, interaction.user.id, user_lang(interaction), balance),
+            embed=shop_embed(shop, user_lang(interaction), balance),
             ephemeral=True)
 
     @app_commands.command(**command_kwargs("buy"))
@@ -73,7 +69,7 @@ class Shop(GameCog):
             return []
         state = await self.service.state(info.id)
         lang = user_lang(interaction)
-        return [Choice(name=attacker_name(k, lang), value=k) for k in attacker_kinds(state)
+        return [Choice(name=attacker_name(k, lang), value=k) for k in attacker_choices(state)
                 if value.casefold() in attacker_name(k, lang).casefold()]
 
     @app_commands.command(**command_kwargs("cast"))

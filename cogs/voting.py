@@ -16,8 +16,10 @@ from discord import app_commands
 from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
+from core.views import parse_player
+from core.vocabulary import PhaseKind
 
-from .base import GameCog, PlayerArg, parse_player
+from .base import GameCog, PlayerArg
 from .ui.render import reply_embed, tally_embed
 from .ui.text import command_kwargs, localized, user_lang
 from .utils.actions import cast_vote
@@ -57,14 +59,14 @@ class Voting(GameCog):
     @app_commands.guild_only()
     async def votes(self, interaction: discord.Interaction[Any]) -> None:
         info = await self.game_here(interaction, finished=True)
-        state, view = await self.view(info)
+        view = await self.view(info)
         lang = user_lang(interaction)
-        if state.over:  # the channel's last game: say it is over, not "no game here"
+        if view.over:  # the channel's last game: say it is over, not "no game here"
             raise RuleError("game_over")
-        if state.phase.value != "day" or state.number == 0:
+        if view.phase is not PhaseKind.DAY or view.number == 0:
             await interaction.response.send_message(t("votes.not_voting", lang), ephemeral=True)
             return
-        await interaction.response.send_message(embed=tally_embed(state, view, lang),
+        await interaction.response.send_message(embed=tally_embed(view, lang),
                                                 ephemeral=True)
 
 

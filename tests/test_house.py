@@ -187,3 +187,50 @@ def test_the_graph_sees_a_circle_through_a_function_body(tmp_path: Path) -> None
     graph = import_graph(tmp_path)
     assert import_cycles(graph) == [["core.a", "core.b"]]
     assert "bot" not in graph["core.b"]
+
+
+# --- the Discord layer sees views, never the rules' insides ---------------------------------
+FORBIDDEN_TO_COGS = ("core.rules", "core.state", "core.engine")
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module `path` names in an import, at any depth (function bodies and
+    `if TYPE_CHECKING:` blocks included): `from core import rules` names core.rules.
+    Relative imports stay inside cogs/, so they are left out."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def _forbidden(names: set[str]) -> list[str]:
+    return sorted(n for n in names
+                  if any(n == f or n.startswith(f + ".") for f in FORBIDDEN_TO_COGS))
+
+
+def discord_layer_leaks(root: Path = ROOT) -> dict[str, list[str]]:
+    files = [root / "bot.py", *sorted((root / "cogs").rglob("*.py"))]
+    found = {str(f.relative_to(root)): _forbidden(_all_imports(f)) for f in files if f.exists()}
+    return {f: names for f, names in found.items() if names}
+
+
+def test_cogs_and_bot_never_import_the_rules_the_state_or_the_engine() -> None:
+    """Cogs read views (core.views, core.visibility) and the vocabulary (core.vocabulary);
+    secrecy then holds by construction, not by convention."""
+    assert discord_layer_leaks() == {}
+
+
+def test_the_leak_test_would_catch_a_hidden_import(tmp_path: Path) -> None:
+    (tmp_path / "cogs").mkdir()
+    (tmp_path / "bot.py").write_text("from core import views\n")
+    (tmp_path / "cogs" / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.state import X\n")
+    (tmp_path / "cogs" / "b.py").write_text("def f():\n    import core.engine\n")
+    (tmp_path / "cogs" / "c.py").write_text("from core import rules\n")
+    assert discord_layer_leaks(tmp_path) == {
+        "cogs/a.py": ["core.state", "core.state.X"], "cogs/b.py": ["core.engine"],
+        "cogs/c.py": ["core.rules"]}

@@ -9,8 +9,8 @@ from typing import Any
 import discord
 
 from core import commands as c
-from core.errors import RuleError
 from core.i18n import t
+from core.views import menu_seen
 from core.visibility import card
 
 from ..base import now
@@ -22,10 +22,9 @@ from ..ui.text import user_lang
 async def send_card(interaction: discord.Interaction[Any], game_id: int) -> None:
     """The caller's own card, as an ephemeral reply: the only way a role is shown."""
     bot: Any = interaction.client
-    state = await bot.service.state(game_id)
-    mine = card(state, interaction.user.id)
+    mine = card(await bot.service.state(game_id), interaction.user.id)
     await interaction.response.send_message(
-        embed=card_embed(mine, state, user_lang(interaction)), ephemeral=True)
+        embed=card_embed(mine, user_lang(interaction)), ephemeral=True)
 
 
 async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, action: str
@@ -55,11 +54,8 @@ async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target:
     announcement's menu (`day`); the outbox posts the vote."""
     bot: Any = interaction.client
     info = await bot.service.info(game_id)
-    state = await bot.service.state(game_id)
-    if day is not None and (state.number != day or state.phase.value != "day"):
-        raise RuleError("menu_expired")
     if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
-        seen = (state.serial, state.number)
+        seen = menu_seen(await bot.service.state(game_id), day)
     perms = interaction.permissions
     applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
                                            shout=shout, admin=bool(perms.manage_guild),
