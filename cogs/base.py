@@ -8,7 +8,7 @@ the tree's error handler, as an ephemeral message in the user's language.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -20,8 +20,7 @@ from core.storage.service import Applied, GameInfo
 from core.views import seat_uids, target_choices
 from core.visibility import PublicView, public_view
 
-if TYPE_CHECKING:
-    from bot import MafiaBot
+from .utils.bot import MafiaBot
 
 MAX_CHOICES = 25
 
@@ -30,7 +29,7 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def is_admin(interaction: discord.Interaction[Any]) -> bool:
+def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
     perms = interaction.permissions
     return bool(perms.manage_guild or perms.administrator)
 
@@ -44,11 +43,11 @@ class GameCog(commands.Cog):
     def service(self):
         return self.bot.service
 
-    async def game_here(self, interaction: discord.Interaction[Any], *,
+    async def game_here(self, interaction: discord.Interaction[MafiaBot], *,
                         finished: bool = False) -> GameInfo:
         return await self.bot.find_game(interaction, finished=finished)
 
-    async def apply(self, interaction: discord.Interaction[Any], info: GameInfo,
+    async def apply(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
                     cmd: type[c._Cmd], **fields: Any) -> Applied:
         command = c.stamped(cmd(by=interaction.user.id, at=now(), admin=is_admin(interaction),
                                 **fields), info.seen)
@@ -69,12 +68,12 @@ class PlayerArg(app_commands.Transformer):
     def type(self) -> discord.AppCommandOptionType:
         return discord.AppCommandOptionType.string
 
-    async def transform(self, interaction: discord.Interaction[Any], value: str) -> str:
+    async def transform(self, interaction: discord.Interaction[MafiaBot], value: str) -> str:
         return value  # resolved against the game in the command, where the state is loaded
 
-    async def autocomplete(self, interaction: discord.Interaction[Any],  # type: ignore[override]
+    async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
                            value: str) -> list[app_commands.Choice[str]]:
-        bot: MafiaBot = interaction.client  # type: ignore[assignment]
+        bot = interaction.client
         try:
             info = await bot.find_game(interaction, finished=False)
         except RuleError:

@@ -59,7 +59,7 @@ from .utils.posting import (
 from .utils.posting import translated as _translated
 
 if TYPE_CHECKING:
-    from bot import MafiaBot
+    from cogs.utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import discord
 from discord import app_commands
@@ -33,13 +33,14 @@ from core.errors import RuleError
 from core.events import Event
 from core.i18n import t
 from core.storage.outbox import OutboxEntry
-from core.storage.service import DiscordPatch, GameInfo
+from core.storage.service import DiscordPatch, GameInfo, GameService
 from core.views import parse_player
 
 from .base import PlayerArg, is_admin, now
 from .overwrites import member_overwrite
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
+from .utils.bot import MafiaBot
 from .utils.posting import (
     BOT_ALLOW,
     HIDDEN,
@@ -49,12 +50,24 @@ from .utils.posting import (
     post,
 )
 
-if TYPE_CHECKING:
-    from bot import MafiaBot
-
-    from .delivery import Delivery
-
 log = logging.getLogger(__name__)
+
+
+class Delivery(Protocol):
+    """What the desk needs of the outbox's deliverer (cogs.delivery.Delivery), named
+    here so that desk.py does not import the module that imports it."""
+
+    @property
+    def bot(self) -> MafiaBot: ...
+
+    @property
+    def service(self) -> GameService: ...
+
+    def _guild(self, info: GameInfo) -> discord.Guild: ...
+
+    async def ensure_category(self, info: GameInfo, guild: discord.Guild
+                              ) -> discord.CategoryChannel: ...
+
 
 DESK = "desk"  # the desk's key among the game's private channels
 EMBED_TEXT = 4000  # an embed description holds 4096
@@ -156,11 +169,11 @@ class LogPage(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.game_id, self.page, self.flt = game_id, page, flt
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
                              match: re.Match[str]) -> LogPage:
         return cls(int(match["game"]), int(match["page"]), LogFilter.parse(match))
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
         from .ui.components import _guarded
 
         await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt))
@@ -196,17 +209,17 @@ def _page_embed(info: GameInfo, pages: list[str], page: int, count: int, lang: s
     return embed
 
 
-async def _check_master(interaction: discord.Interaction[Any], info: GameInfo) -> None:
+async def _check_master(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
     """The master's tools are his (core.access decides, players never)."""
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    bot = interaction.client
     require_master(await bot.service.state(info.id), interaction.user.id,
                    admin=is_admin(interaction))
 
 
-async def send_log(interaction: discord.Interaction[Any], info: GameInfo, *, file: bool,
+async def send_log(interaction: discord.Interaction[MafiaBot], info: GameInfo, *, file: bool,
                    phase: str | None, number: int | None, player: str | None) -> None:
     """/master log: the whole history for the master, ephemeral, never cut."""
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    bot = interaction.client
     await _check_master(interaction, info)
     lang = user_lang(interaction)
     uid = None
@@ -235,9 +248,9 @@ async def send_log(interaction: discord.Interaction[Any], info: GameInfo, *, fil
     await interaction.response.send_message(**kwargs)
 
 
-async def turn_page(interaction: discord.Interaction[Any], game_id: int, page: int,
+async def turn_page(interaction: discord.Interaction[MafiaBot], game_id: int, page: int,
                     flt: LogFilter) -> None:
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    bot = interaction.client
     info = await bot.service.info(game_id)
     await _check_master(interaction, info)
     lang = user_lang(interaction)
@@ -249,9 +262,9 @@ async def turn_page(interaction: discord.Interaction[Any], game_id: int, page: i
 
 
 # --- standby and replacement -------------------------------------------------------------
-async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None:
+async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
     """/game standby: put oneself on the standby list of the running game, or off it."""
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    bot = interaction.client
     applied = await bot.apply(info, c.Standby(
         by=interaction.user.id, at=now(), admin=is_admin(interaction),
         name=interaction.user.display_name[:100], bot=interaction.user.bot,
@@ -263,10 +276,10 @@ async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None
         t(key, lang, title=info.title, count=told.data["count"]), ephemeral=True)
 
 
-async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: str,
+async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, old: str,
                   new: discord.Member | None, waiting: str | None = None) -> None:
     """/master replace old [new | standby]: neither names the first on the standby list."""
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    bot = interaction.client
     state = await bot.service.state(info.id)
     fields: dict[str, Any] = {"old": parse_player(old, state)}
     if new is not None:
@@ -286,9 +299,9 @@ async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: st
 class StandbyArg(PlayerArg):
     """A string option offering the game's standby list (for /master replace)."""
 
-    async def autocomplete(self, interaction: discord.Interaction[Any],  # type: ignore[override]
+    async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
                            value: str) -> list[app_commands.Choice[str]]:
-        bot: MafiaBot = interaction.client  # type: ignore[assignment]
+        bot = interaction.client
         try:
             info = await bot.find_game(interaction, finished=False)
         except RuleError:

@@ -17,11 +17,12 @@ from core.views import lobby_view
 from core.vocabulary import Options
 
 from .base import GameCog, is_admin
-from .ui.components import signup_view
+from .ui.components import SignupButton, signup_view
 from .ui.lobby import signup_embed
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 from .utils.actions import join_or_leave
+from .utils.bot import MafiaBot
 from .utils.errors import send_error
 
 # The posting permissions are needed to DENY them to the dead in their team channels
@@ -33,14 +34,14 @@ REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_
 REQUIRED_TO_CREATE = ("send_messages", "embed_links", "view_channel")
 
 
-def missing_permissions(interaction: discord.Interaction[Any],
+def missing_permissions(interaction: discord.Interaction[MafiaBot],
                         needed: tuple[str, ...]) -> list[str]:
     """What the bot lacks here; checked before any state change."""
     perms = interaction.app_permissions
     return [name for name in needed if not getattr(perms, name)]
 
 
-def refuse_missing(interaction: discord.Interaction[Any], needed: tuple[str, ...]) -> None:
+def refuse_missing(interaction: discord.Interaction[MafiaBot], needed: tuple[str, ...]) -> None:
     missing = missing_permissions(interaction, needed)
     if missing:
         lang = user_lang(interaction)
@@ -55,7 +56,7 @@ class Lobby(GameCog):
     @game.command(**command_kwargs("game.create"))
     @localized("game.create", "title", "plot", "extra_roles", "currency", "shop", "crypto",
                "day_minutes", "night_minutes")
-    async def create(self, interaction: discord.Interaction[Any],
+    async def create(self, interaction: discord.Interaction[MafiaBot],
                      title: Range[str, 1, 100], plot: Range[str, 0, 1500] = "",
                      extra_roles: bool = False, currency: bool = False, shop: bool = False,
                      crypto: bool = False, day_minutes: Range[int, 1, 20160] = 1440,
@@ -76,7 +77,7 @@ class Lobby(GameCog):
         message = await interaction.original_response()
         await self.service.set_discord(game_id, DiscordPatch(signup_message_id=message.id))
 
-    async def refuse_place(self, interaction: discord.Interaction[Any]) -> None:
+    async def refuse_place(self, interaction: discord.Interaction[MafiaBot]) -> None:
         """Games open only in ordinary text channels no game owns (core.access decides)."""
         channel = interaction.channel
         kind: ChannelKind = "thread" if isinstance(channel, discord.Thread) else \
@@ -92,7 +93,7 @@ class Lobby(GameCog):
 
     @game.command(**command_kwargs("game.setup"))
     @localized("game.setup", "roles")
-    async def setup(self, interaction: discord.Interaction[Any],
+    async def setup(self, interaction: discord.Interaction[MafiaBot],
                     roles: Range[str, 1, 1500]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Configure, roles=roles)
@@ -116,7 +117,7 @@ class Lobby(GameCog):
                "open_team_channels", "reminder_minutes", "early_night")
     @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
                                     Choice(name=L("meta.language_name_en"), value="en")])
-    async def options(self, interaction: discord.Interaction[Any],
+    async def options(self, interaction: discord.Interaction[MafiaBot],
                       reveal_roles: bool | None = None, votes_final: bool | None = None,
                       bouncer_self: bool | None = None, dead_write: bool | None = None,
                       public_moves: bool | None = None, master_sees_anon: bool | None = None,
@@ -146,18 +147,19 @@ class Lobby(GameCog):
             ephemeral=True)
 
     @game.command(**command_kwargs("game.join"))
-    async def join(self, interaction: discord.Interaction[Any]) -> None:
+    async def join(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await join_or_leave(interaction, info.id, "join")
 
     @game.command(**command_kwargs("game.leave"))
-    async def leave(self, interaction: discord.Interaction[Any]) -> None:
+    async def leave(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await join_or_leave(interaction, info.id, "leave")
 
     @game.command(**command_kwargs("game.start"))
     @localized("game.start", "confirm")
-    async def start(self, interaction: discord.Interaction[Any], confirm: bool = False) -> None:
+    async def start(self, interaction: discord.Interaction[MafiaBot],
+                    confirm: bool = False) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
         if may_master(state, interaction.user.id, admin=is_admin(interaction)):
@@ -167,28 +169,29 @@ class Lobby(GameCog):
                                                 ephemeral=True)
 
     @game.command(**command_kwargs("game.status"))
-    async def status(self, interaction: discord.Interaction[Any]) -> None:
+    async def status(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction, finished=True)
         view = await self.view(info)
         await interaction.response.send_message(
             embed=status_embed(view, user_lang(interaction)), ephemeral=True)
 
     @game.command(**command_kwargs("game.standby"))
-    async def standby(self, interaction: discord.Interaction[Any]) -> None:
+    async def standby(self, interaction: discord.Interaction[MafiaBot]) -> None:
         from . import desk
 
         await desk.standby(interaction, await self.game_here(interaction))
 
     @game.command(**command_kwargs("game.cancel"))
-    async def cancel(self, interaction: discord.Interaction[Any]) -> None:
+    async def cancel(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Cancel)
         await interaction.response.send_message(t("lobby.cancelled", user_lang(interaction)),
                                                 ephemeral=True)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Lobby(bot))
+    bot.add_dynamic_items(SignupButton)  # join / leave under the signup message
 
 
 __all__ = ["Lobby", "join_or_leave", "send_error"]

@@ -34,7 +34,7 @@ from .ui.text import mention
 from .utils.posting import entry_key, post
 
 if TYPE_CHECKING:
-    from bot import MafiaBot
+    from cogs.utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 

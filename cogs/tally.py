@@ -20,7 +20,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
@@ -34,9 +34,7 @@ from core.vocabulary import REMINDER
 
 from .ui.render import RED
 from .ui.text import mention, when
-
-if TYPE_CHECKING:
-    from bot import MafiaBot
+from .utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +144,7 @@ class LiveTallies:
         self.posts += 1
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     """Register the live count's outbox deriver (a module without commands)."""
     if tally_outbox not in bot.service.outbox_derivers:
         bot.service.outbox_derivers.append(tally_outbox)

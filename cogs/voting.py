@@ -8,8 +8,6 @@ confirms, to the sender alone (the same embed).
 
 from __future__ import annotations
 
-from typing import Any
-
 import discord
 from discord import app_commands
 
@@ -20,15 +18,17 @@ from core.views import parse_player
 from core.vocabulary import PhaseKind
 
 from .base import GameCog, PlayerArg
+from .ui.components import VoteSelect
 from .ui.render import reply_embed, tally_embed
 from .ui.text import command_kwargs, localized, user_lang
 from .utils.actions import cast_vote
+from .utils.bot import MafiaBot
 
 
 class Voting(GameCog):
     @app_commands.command(**command_kwargs("checkin"))
     @app_commands.guild_only()
-    async def checkin(self, interaction: discord.Interaction[Any]) -> None:
+    async def checkin(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.CheckIn)
         event = next(e for e in applied.events if e.kind == "checked_in")
@@ -38,7 +38,7 @@ class Voting(GameCog):
     @app_commands.command(**command_kwargs("vote"))
     @app_commands.guild_only()
     @localized("vote", "player", "shout")
-    async def vote(self, interaction: discord.Interaction[Any],
+    async def vote(self, interaction: discord.Interaction[MafiaBot],
                    player: app_commands.Transform[str, PlayerArg("vote")],
                    shout: bool = False) -> None:
         info = await self.game_here(interaction)
@@ -48,7 +48,7 @@ class Voting(GameCog):
 
     @app_commands.command(**command_kwargs("unvote"))
     @app_commands.guild_only()
-    async def unvote(self, interaction: discord.Interaction[Any]) -> None:
+    async def unvote(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Unvote)
         event = next(e for e in applied.events if e.kind == "vote_withdrawn")
@@ -57,7 +57,7 @@ class Voting(GameCog):
 
     @app_commands.command(**command_kwargs("votes"))
     @app_commands.guild_only()
-    async def votes(self, interaction: discord.Interaction[Any]) -> None:
+    async def votes(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction, finished=True)
         view = await self.view(info)
         lang = user_lang(interaction)
@@ -70,5 +70,6 @@ class Voting(GameCog):
                                                 ephemeral=True)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Voting(bot))
+    bot.add_dynamic_items(VoteSelect)  # the day announcement's vote menu

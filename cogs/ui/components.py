@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
@@ -14,16 +14,14 @@ from core.errors import RuleError
 from core.i18n import t
 
 from ..utils.actions import cast_vote, join_or_leave, send_card
+from ..utils.bot import MafiaBot
 from ..utils.errors import send_error
-
-if TYPE_CHECKING:
-    from bot import MafiaBot
 
 MAX_OPTIONS = 25
 log = logging.getLogger("mafia")
 
 
-async def _guarded(interaction: discord.Interaction[Any], work: Any) -> None:
+async def _guarded(interaction: discord.Interaction[MafiaBot], work: Any) -> None:
     """Component callbacks report refusals and failures like commands do (MafiaTree)."""
     try:
         await work
@@ -45,11 +43,11 @@ class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.game_id = game_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
                              match: re.Match[str]) -> RoleButton:
         return cls(int(match["game"]))
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
         await _guarded(interaction, send_card(interaction, self.game_id))
 
 
@@ -63,11 +61,11 @@ class SignupButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.action, self.game_id = action, game_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
                              match: re.Match[str]) -> SignupButton:
         return cls(match["action"], int(match["game"]))
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
         await _guarded(interaction, join_or_leave(interaction, self.game_id, self.action))
 
 
@@ -84,18 +82,15 @@ class VoteSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
         self.game_id, self.day = game_id, day
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
                              match: re.Match[str]) -> VoteSelect:
         return cls(int(match["game"]), int(match["day"]))
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
         values = (interaction.data or {}).get("values", [])  # type: ignore[union-attr]
         target = int(values[0]) if values else 0
         await _guarded(interaction, cast_vote(interaction, self.game_id, target,
                                               shout=False, day=self.day))
-
-
-DYNAMIC_ITEMS = (RoleButton, SignupButton, VoteSelect)
 
 
 def role_view(game_id: int, lang: str) -> discord.ui.View:
@@ -121,4 +116,4 @@ def day_view(bot: MafiaBot, game_id: int, day: int, living: list[tuple[int, str]
     return view
 
 
-__all__ = ["DYNAMIC_ITEMS", "RoleButton", "SignupButton", "VoteSelect", "c"]
+__all__ = ["RoleButton", "SignupButton", "VoteSelect", "c"]

@@ -4,8 +4,6 @@ or leaving, casting a vote. Here, not in the cogs, so that the components
 
 from __future__ import annotations
 
-from typing import Any
-
 import discord
 
 from core import commands as c
@@ -17,17 +15,18 @@ from ..base import now
 from ..ui.markup import user_text
 from ..ui.render import card_embed, reply_embed
 from ..ui.text import user_lang
+from .bot import MafiaBot
 
 
-async def send_card(interaction: discord.Interaction[Any], game_id: int) -> None:
+async def send_card(interaction: discord.Interaction[MafiaBot], game_id: int) -> None:
     """The caller's own card, as an ephemeral reply: the only way a role is shown."""
-    bot: Any = interaction.client
+    bot = interaction.client
     mine = card(await bot.service.state(game_id), interaction.user.id)
     await interaction.response.send_message(
         embed=card_embed(mine, user_lang(interaction)), ephemeral=True)
 
 
-async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, action: str
+async def join_or_leave(interaction: discord.Interaction[MafiaBot], game_id: int, action: str
                         ) -> None:
     """Shared by /game join|leave and the signup message's buttons."""
     bot = interaction.client
@@ -47,12 +46,12 @@ async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, act
         ephemeral=True)
 
 
-async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target: int, *,
+async def cast_vote(interaction: discord.Interaction[MafiaBot], game_id: int, target: int, *,
                     shout: bool, day: int | None = None,
                     seen: tuple[int, int] | None = None) -> None:
     """Shared by /vote (`seen`: the phase the command was sent in) and the day
     announcement's menu (`day`); the outbox posts the vote."""
-    bot: Any = interaction.client
+    bot = interaction.client
     info = await bot.service.info(game_id)
     if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
         seen = menu_seen(await bot.service.state(game_id), day)
