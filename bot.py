@@ -143,7 +143,7 @@ class MafiaBot(shared.MafiaBot):
         if guild is not None:
             self.tree.copy_global_to(guild=guild)
         translator = self.tree.translator
-        payload = [await cmd.get_translated_payload(self.tree, translator)  # type: ignore[arg-type]
+        payload = [await cmd.get_translated_payload(self.tree, translator)
                    if translator else cmd.to_dict(self.tree)
                    for cmd in self.tree.get_commands(guild=guild)]
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())

@@ -55,7 +55,7 @@ def parser() -> argparse.ArgumentParser:
 def simulate(args: argparse.Namespace) -> int:
     from core.desk import DESK_ONLY
     from core.narrate import describe, plain, team_name
-    from core.sim import play, win_rates
+    from core.sim import Played, play, win_rates
     from core.state import Options
 
     lang = normalize_locale(args.lang)
@@ -71,8 +71,8 @@ def simulate(args: argparse.Namespace) -> int:
 
         from bench.soak import simulate_stored
 
-        results = asyncio.run(simulate_stored(args.db, args.games, args.players, args.seed,
-                                              options=options))
+        results: list[Played] = asyncio.run(simulate_stored(
+            args.db, args.games, args.players, args.seed, options=options))
     else:
         results = [play(args.seed + i, args.players, options) for i in range(args.games)]
     first = results[0]

@@ -16,7 +16,7 @@ from discord.ext import commands
 
 from core import commands as c
 from core.errors import RuleError
-from core.storage.service import Applied, GameInfo
+from core.storage.service import Applied, GameInfo, GameService
 from core.views import seat_uids, target_choices
 from core.visibility import PublicView, public_view
 
@@ -40,7 +40,7 @@ class GameCog(commands.Cog):
         self.bot = bot
 
     @property
-    def service(self):
+    def service(self) -> GameService:
         return self.bot.service
 
     async def game_here(self, interaction: discord.Interaction[MafiaBot], *,
@@ -48,10 +48,10 @@ class GameCog(commands.Cog):
         return await self.bot.find_game(interaction, finished=finished)
 
     async def apply(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
-                    cmd: type[c._Cmd], **fields: Any) -> Applied:
+                    cmd: type[c.Command], **fields: Any) -> Applied:
         command = c.stamped(cmd(by=interaction.user.id, at=now(), admin=is_admin(interaction),
                                 **fields), info.seen)
-        return await self.bot.apply(info, command)  # type: ignore[arg-type]
+        return await self.bot.apply(info, command)
 
     async def view(self, info: GameInfo) -> PublicView:
         return public_view(await self.service.state(info.id))
@@ -68,7 +68,7 @@ class PlayerArg(app_commands.Transformer):
     def type(self) -> discord.AppCommandOptionType:
         return discord.AppCommandOptionType.string
 
-    async def transform(self, interaction: discord.Interaction[MafiaBot], value: str) -> str:
+    async def transform(self, interaction: discord.Interaction[Any], value: str) -> str:
         return value  # resolved against the game in the command, where the state is loaded
 
     async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]

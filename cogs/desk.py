@@ -169,11 +169,11 @@ class LogPage(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.game_id, self.page, self.flt = game_id, page, flt
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
                              match: re.Match[str]) -> LogPage:
         return cls(int(match["game"]), int(match["page"]), LogFilter.parse(match))
 
-    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
         from .ui.components import _guarded
 
         await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt))

@@ -80,9 +80,10 @@ class Lobby(GameCog):
     async def refuse_place(self, interaction: discord.Interaction[MafiaBot]) -> None:
         """Games open only in ordinary text channels no game owns (core.access decides)."""
         channel = interaction.channel
+        # a channel not in the cache comes as a PartialMessageable: its type says
         kind: ChannelKind = "thread" if isinstance(channel, discord.Thread) else \
-            "text" if isinstance(channel, discord.TextChannel) or (
-                channel is not None and channel.type is discord.ChannelType.text) else "other"
+            "text" if isinstance(channel, discord.TextChannel) or getattr(
+                channel, "type", None) is discord.ChannelType.text else "other"
         channel_id = interaction.channel_id or 0
         owner = self.bot.private_index.get(channel_id)
         if owner is None and kind == "text":

@@ -21,6 +21,11 @@ MAX_OPTIONS = 25
 log = logging.getLogger("mafia")
 
 
+def payload(interaction: discord.Interaction[Any]) -> dict[str, Any]:
+    """The component's raw data (custom_id, chosen values), whichever kind it is."""
+    return dict(interaction.data or {})
+
+
 async def _guarded(interaction: discord.Interaction[MafiaBot], work: Any) -> None:
     """Component callbacks report refusals and failures like commands do (MafiaTree)."""
     try:
@@ -28,7 +33,7 @@ async def _guarded(interaction: discord.Interaction[MafiaBot], work: Any) -> Non
     except RuleError as err:
         await send_error(interaction, err)
     except Exception:
-        log.exception("component %s failed", (interaction.data or {}).get("custom_id"))
+        log.exception("component %s failed", payload(interaction).get("custom_id"))
         await send_error(interaction, RuleError("internal_error"))
 
 
@@ -43,11 +48,11 @@ class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.game_id = game_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
                              match: re.Match[str]) -> RoleButton:
         return cls(int(match["game"]))
 
-    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
         await _guarded(interaction, send_card(interaction, self.game_id))
 
 
@@ -61,11 +66,11 @@ class SignupButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         self.action, self.game_id = action, game_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
                              match: re.Match[str]) -> SignupButton:
         return cls(match["action"], int(match["game"]))
 
-    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
         await _guarded(interaction, join_or_leave(interaction, self.game_id, self.action))
 
 
@@ -82,12 +87,12 @@ class VoteSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
         self.game_id, self.day = game_id, day
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction[MafiaBot], item: Any,
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
                              match: re.Match[str]) -> VoteSelect:
         return cls(int(match["game"]), int(match["day"]))
 
-    async def callback(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        values = (interaction.data or {}).get("values", [])  # type: ignore[union-attr]
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        values = payload(interaction).get("values", [])
         target = int(values[0]) if values else 0
         await _guarded(interaction, cast_vote(interaction, self.game_id, target,
                                               shout=False, day=self.day))

@@ -30,7 +30,7 @@ async def join_or_leave(interaction: discord.Interaction[MafiaBot], game_id: int
                         ) -> None:
     """Shared by /game join|leave and the signup message's buttons."""
     bot = interaction.client
-    info = await bot.service.info(game_id)  # type: ignore[attr-defined]
+    info = await bot.service.info(game_id)
     cmd: c.Command
     if action == "join":
         name = getattr(interaction.user, "display_name", interaction.user.name)
@@ -38,7 +38,7 @@ async def join_or_leave(interaction: discord.Interaction[MafiaBot], game_id: int
                      bot=interaction.user.bot, handle=interaction.user.name[:100])
     else:
         cmd = c.Leave(by=interaction.user.id, at=now())
-    applied = await bot.apply(info, cmd)  # type: ignore[attr-defined]
+    applied = await bot.apply(info, cmd)
     lang = user_lang(interaction)
     key = "lobby.joined" if action == "join" else "lobby.left"
     await interaction.response.send_message(
