@@ -54,11 +54,16 @@ def seat_uids(state: GameState) -> list[int]:
     return [p.uid for p in state.players]
 
 
+def phase_seen(state: GameState) -> tuple[int, int]:
+    """The phase a command's sender is looking at (core.commands.stamped)."""
+    return state.serial, state.number
+
+
 def menu_seen(state: GameState, day: int) -> tuple[int, int]:
     """The phase a vote menu of `day` was sent in, or a refusal once that day is over."""
     if state.phase is not PhaseKind.DAY or state.number != day:
         raise RuleError("menu_expired")
-    return state.serial, state.number
+    return phase_seen(state)
 
 
 # --- signup ---------------------------------------------------------------------------------

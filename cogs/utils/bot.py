@@ -21,6 +21,7 @@ from core.storage.budget import RateBudget
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import Applied, GameInfo, GameService
+from core.views import phase_seen
 
 
 class MafiaBot(commands.Bot):
@@ -39,8 +40,7 @@ class MafiaBot(commands.Bot):
         """The game a command is about: this channel's, its private channel's, or (in
         DMs) the caller's only running game, with the phase the caller saw (`seen`)."""
         info = await self._find_game(interaction, finished=finished)
-        state = await self.service.state(info.id)
-        return replace(info, seen=(state.serial, state.number))
+        return replace(info, seen=phase_seen(await self.service.state(info.id)))
 
     async def _find_game(self, interaction: discord.Interaction[MafiaBot], *,
                          finished: bool) -> GameInfo:
