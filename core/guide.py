@@ -67,27 +67,26 @@ def guide(state: GameState | None, uid: int, *, admin: bool = False) -> Guide:
     g.alive = seat is not None and seat.alive
     if seat is not None and state.phase is not PhaseKind.SIGNUP:
         g.role = seat.role
-    duties: list[str] = []
-    phase = state.phase
-    if g.master:
-        duties.append("master_signup" if phase is PhaseKind.SIGNUP else
-                      "master_over" if state.over else "master_run")
-    if phase is PhaseKind.SIGNUP:
-        if seat is None and uid != state.master:
-            duties.append("signup_join")
-        elif seat is not None:
-            duties.append("signup_wait")
-    elif state.over:
-        if seat is not None:
-            duties.append("game_over")
-    elif seat is None:
-        if not g.master:
-            duties.append("spectator")
-    else:
-        duties += _player_duties(state, uid)
-    g.duties = duties
+    g.duties = _duties(state, uid, master=g.master)
     g.commands = legal_commands(state, uid, admin=admin)
     return g
+
+
+def _duties(state: GameState, uid: int, *, master: bool) -> list[str]:
+    """What the phase asks of the reader, most urgent first (the master's first)."""
+    seat = state.player(uid)
+    out: list[str] = []
+    if master:
+        out.append("master_signup" if state.phase is PhaseKind.SIGNUP else
+                   "master_over" if state.over else "master_run")
+    if state.phase is PhaseKind.SIGNUP:
+        return out + (["signup_wait"] if seat is not None else
+                      [] if uid == state.master else ["signup_join"])
+    if state.over:
+        return out + (["game_over"] if seat is not None else [])
+    if seat is None:
+        return out + ([] if master else ["spectator"])
+    return out + _player_duties(state, uid)
 
 
 def _player_duties(state: GameState, uid: int) -> list[str]:
