@@ -45,11 +45,26 @@ def attempts(state: GameState, uid: int, name: str, at: datetime) -> list[c.Comm
             return [c.Extend(**by, minutes=60)]
         case "master kick":
             return [c.Kick(**by, target=t) for t in seats]
+        case "unvote":
+            return [c.Unvote(**by)]
+        case "night":
+            return [c.NightOrder(**by, target=t) for t in seats]
+        case "share":
+            return [c.Share(**by, note="x")]
+        case "occult exclude":
+            return [c.OccultExclude(**by, target=t) for t in seats]
+        case "away":
+            return [c.Away(**by)]
+        case "game cancel":
+            return [c.Cancel(**by)]
     raise AssertionError(name)
 
 
 CHECKED = ("vote", "checkin", "game join", "game leave", "game start", "master advance",
            "master extend", "master kick")
+#: Listed, these may still be refused for want of a target (no vote to withdraw, no
+#: dead to exclude, no move tonight); left out, they are refused whatever the target.
+LISTED_OR_REFUSED = ("unvote", "night", "share", "occult exclude", "away", "game cancel")
 
 
 def accepted(state: GameState, cmd: c.Command) -> bool:
@@ -67,6 +82,10 @@ def check(state: GameState, at: datetime,
         for name in CHECKED:
             ok = any(accepted(state, cmd) for cmd in attempts(state, uid, name, at))
             assert ok == (name in listed), (name, uid, state.phase, state.number, listed)
+        for name in LISTED_OR_REFUSED:
+            if name not in listed:
+                ok = any(accepted(state, cmd) for cmd in attempts(state, uid, name, at))
+                assert not ok, (name, uid, state.phase, state.number, listed)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
