@@ -7,7 +7,6 @@ the tree's error handler, as an ephemeral message in the user's language.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import discord
@@ -20,19 +19,9 @@ from core.storage.service import Applied, GameInfo, GameService
 from core.views import seat_uids, target_choices
 from core.visibility import PublicView, public_view
 
-from .utils.bot import MafiaBot
+from .utils.bot import MafiaBot, is_admin, now
 
 MAX_CHOICES = 25
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
-def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
-    perms = interaction.permissions
-    return bool(perms.manage_guild or perms.administrator)
-
 
 
 class GameCog(commands.Cog):

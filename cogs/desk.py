@@ -36,11 +36,11 @@ from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo, GameService
 from core.views import parse_player
 
-from .base import PlayerArg, is_admin, now
+from .base import PlayerArg
 from .overwrites import member_overwrite
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
-from .utils.bot import MafiaBot
+from .utils.bot import MafiaBot, is_admin, now
 from .utils.posting import (
     BOT_ALLOW,
     HIDDEN,

@@ -15,12 +15,12 @@ from discord.app_commands import Choice
 from core.errors import RuleError
 from core.guide import guide, topic_ids
 
-from .base import MAX_CHOICES, GameCog, is_admin
+from .base import MAX_CHOICES, GameCog
 from .ui.help import help_embeds, rules_embeds, topic_title
 from .ui.limits import pack
 from .ui.markup import no_pings
 from .ui.text import command_kwargs, localized, user_lang
-from .utils.bot import MafiaBot
+from .utils.bot import MafiaBot, is_admin
 
 
 def tree_commands(tree: app_commands.CommandTree[Any]) -> list[str]:

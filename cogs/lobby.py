@@ -16,13 +16,13 @@ from core.storage.service import DiscordPatch
 from core.views import lobby_view
 from core.vocabulary import Options
 
-from .base import GameCog, is_admin
+from .base import GameCog
 from .ui.components import SignupButton, signup_view
 from .ui.lobby import signup_embed
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 from .utils.actions import join_or_leave
-from .utils.bot import MafiaBot
+from .utils.bot import MafiaBot, is_admin
 from .utils.errors import send_error
 
 # The posting permissions are needed to DENY them to the dead in their team channels

@@ -14,9 +14,9 @@ from core.i18n import t
 from core.views import parse_player
 
 from . import desk
-from .base import GameCog, PlayerArg, is_admin
+from .base import GameCog, PlayerArg
 from .ui.text import L, command_kwargs, localized, mention, user_lang, when
-from .utils.bot import MafiaBot
+from .utils.bot import MafiaBot, is_admin
 
 
 class Master(GameCog):

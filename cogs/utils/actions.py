@@ -11,11 +11,10 @@ from core.i18n import t
 from core.views import menu_seen
 from core.visibility import card
 
-from ..base import now
 from ..ui.markup import user_text
 from ..ui.render import card_embed, reply_embed
 from ..ui.text import user_lang
-from .bot import MafiaBot
+from .bot import MafiaBot, now
 
 
 async def send_card(interaction: discord.Interaction[MafiaBot], game_id: int) -> None:

@@ -9,6 +9,7 @@ circle (tests/test_house.py). The extensions are loaded by name.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import discord
@@ -22,6 +23,17 @@ from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import Applied, GameInfo, GameService
 from core.views import phase_seen
+
+
+def now() -> datetime:
+    """The time a command is stamped with (the engine never reads a clock)."""
+    return datetime.now(UTC)
+
+
+def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
+    """The caller holds "Manage Server" or is an administrator (core.access weighs it)."""
+    perms = interaction.permissions
+    return bool(perms.manage_guild or perms.administrator)
 
 
 class MafiaBot(commands.Bot):
