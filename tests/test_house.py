@@ -199,6 +199,18 @@ def test_imports_point_down_the_layers() -> None:
     assert wrong == []
 
 
+#: What bot.py builds at construction besides the shared helpers of cogs/utils/: the
+#: outbox's deliverer and the REST budget (tests and benchmarks use both before login).
+BOT_WIRES = {"cogs.delivery", "cogs.ratelimits"}
+
+
+def test_bot_imports_no_cog_but_the_machinery_it_wires() -> None:
+    """Extensions load by name; the cogs' type of the bot is cogs.utils.bot.MafiaBot."""
+    cogs = {i for i in import_graph(typing=True)["bot"]
+            if _top(i) == "cogs" and not i.startswith("cogs.utils")}
+    assert cogs <= BOT_WIRES, cogs - BOT_WIRES
+
+
 def test_the_graph_sees_a_circle_through_a_function_body(tmp_path: Path) -> None:
     (tmp_path / "core").mkdir()
     (tmp_path / "core" / "__init__.py").write_text("")
