@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,19 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from cogs.delivery import LANES, Delivery, lane, route
+from cogs.ratelimits import install
+from cogs.utils import bot as shared
 from cogs.utils.errors import send_error
 from core.access import GameLimits
-from core.commands import Command
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
 from core.storage.budget import RateBudget
 from core.storage.db import close_db, init_db
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
-from core.storage.service import Applied, GameInfo, GameService
+from core.storage.service import GameService
 from core.storage.sharding import guild_filter
 
 log = logging.getLogger("mafia")
@@ -55,13 +56,16 @@ class MafiaTree(app_commands.CommandTree["MafiaBot"]):
             await send_error(interaction, original)
             return
         if isinstance(error, app_commands.CheckFailure):
-            await send_error(interaction, RuleError("not_allowed"))
+            await send_error(interaction, RuleError(ErrorCode.NOT_ALLOWED))
             return
         log.exception("command failed", exc_info=original)
-        await send_error(interaction, RuleError("internal_error"))
+        await send_error(interaction, RuleError(ErrorCode.INTERNAL_ERROR))
 
 
-class MafiaBot(commands.Bot):
+class MafiaBot(shared.MafiaBot):
+    """The running bot: storage, delivery and the rate budget wired up (the cogs' view
+    of it, with the game lookup, is cogs.utils.bot.MafiaBot)."""
+
     def __init__(self, settings: Settings, *, manage_db: bool = True,
                  state_dir: Path | None = None, **kwargs: Any) -> None:
         # Slash commands and components only: the bot reads no messages, so it asks for
@@ -80,7 +84,7 @@ class MafiaBot(commands.Bot):
         self.state_dir = state_dir or ROOT / "data"
         # A process holding some of the shards serves only those shards' guilds: their
         # games, deadlines and outbox (README, "Scale-out").
-        self.service = GameService(route=_route, owns=guild_filter(
+        self.service = GameService(route=route, owns=guild_filter(
             kwargs.get("shard_count"), kwargs.get("shard_ids")), limits=GameLimits(
                 per_member=settings.max_games_per_member,
                 per_guild=settings.max_games_per_guild))
@@ -89,9 +93,6 @@ class MafiaBot(commands.Bot):
         self.service.bundlers.append(outbox_rows)  # pushes to the private places, the ping role
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
-        from cogs.delivery import LANES, Delivery, lane
-        from cogs.ratelimits import install
-
         # Discord's rate limits planned for, not run into (README, "Rate limits"): every
         # REST request waits for the budget; the outbox serves announcements, then
         # private pushes, then cosmetic edits, games taking turns.
@@ -109,14 +110,9 @@ class MafiaBot(commands.Bot):
     async def setup_hook(self) -> None:
         if self.manage_db:
             await init_db(self.settings.database_url)
-        from cogs.ui.components import DYNAMIC_ITEMS
-
         await self.load_extension("cogs.translator")
-        for ext in EXTENSIONS:
+        for ext in EXTENSIONS:  # by name: each registers its own persistent components
             await self.load_extension(ext)
-        from cogs.desk import DESK_ITEMS
-
-        self.add_dynamic_items(*DYNAMIC_ITEMS, *DESK_ITEMS)
         self.resumed = 0
         for info in await self.service.active_games():
             self.resumed += 1
@@ -147,7 +143,7 @@ class MafiaBot(commands.Bot):
         if guild is not None:
             self.tree.copy_global_to(guild=guild)
         translator = self.tree.translator
-        payload = [await cmd.get_translated_payload(self.tree, translator)  # type: ignore[arg-type]
+        payload = [await cmd.get_translated_payload(self.tree, translator)
                    if translator else cmd.to_dict(self.tree)
                    for cmd in self.tree.get_commands(guild=guild)]
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
@@ -157,46 +153,6 @@ class MafiaBot(commands.Bot):
         await self.tree.sync(guild=guild)
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(digest.hexdigest())
-
-    # --- games ----------------------------------------------------------------------
-    async def find_game(self, interaction: discord.Interaction[Any], *,
-                        finished: bool = False) -> GameInfo:
-        """The game a command is about: this channel's, its private channel's, or (in
-        DMs) the caller's only running game, with the phase the caller saw (`seen`)."""
-        info = await self._find_game(interaction, finished=finished)
-        state = await self.service.state(info.id)
-        return replace(info, seen=(state.serial, state.number))
-
-    async def _find_game(self, interaction: discord.Interaction[Any], *,
-                         finished: bool) -> GameInfo:
-        channel_id = interaction.channel_id or 0
-        info = await self.service.game_in_channel(channel_id)
-        if info is not None:
-            return info
-        if channel_id in self.private_index:
-            return await self.service.info(self.private_index[channel_id])
-        if finished and interaction.guild is not None:
-            last = await self.service.last_game_in_channel(channel_id)
-            if last is not None:
-                return last
-        if interaction.guild is None:
-            mine = await self.service.games_of_user(None, interaction.user.id)
-            if len(mine) == 1:
-                return mine[0]
-            raise RuleError("dm_which_game" if mine else "no_game_for_you")
-        raise RuleError("no_game_here")
-
-    async def apply(self, info: GameInfo, command: Command) -> Applied:
-        """Apply through the service. The cog stamped the phase the sender saw on a
-        phase-bound command (`core.commands.stamped`): if that phase ended on its way,
-        the engine refuses it as `phase_ended`."""
-        return await self.service.apply(info.id, command)
-
-
-def _route(event: Any) -> bool:
-    from cogs.delivery import route
-
-    return route(event)
 
 
 # --- entry point --------------------------------------------------------------------

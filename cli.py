@@ -55,7 +55,7 @@ def parser() -> argparse.ArgumentParser:
 def simulate(args: argparse.Namespace) -> int:
     from core.desk import DESK_ONLY
     from core.narrate import describe, plain, team_name
-    from core.sim import play, win_rates
+    from core.sim import Played, play, win_rates
     from core.state import Options
 
     lang = normalize_locale(args.lang)
@@ -71,8 +71,8 @@ def simulate(args: argparse.Namespace) -> int:
 
         from bench.soak import simulate_stored
 
-        results = asyncio.run(simulate_stored(args.db, args.games, args.players, args.seed,
-                                              options=options))
+        results: list[Played] = asyncio.run(simulate_stored(
+            args.db, args.games, args.players, args.seed, options=options))
     else:
         results = [play(args.seed + i, args.players, options) for i in range(args.games)]
     first = results[0]
@@ -94,8 +94,8 @@ def simulate(args: argparse.Namespace) -> int:
     rates = win_rates(results)
     print()
     print(t("cli.simulate.rates_head", lang, games=len(results)))
-    for team, count in rates.most_common():
-        label = t("cli.simulate.draw", lang) if team == "draw" else t(f"side.{team}.name", lang)
+    for winner, count in rates.most_common():
+        label = t("cli.simulate.draw", lang) if winner == "draw" else t(f"side.{winner}.name", lang)
         print(f"  {label:<16} {count:>5}  {100 * count / len(results):5.1f}%")
     if rates.get("citizens"):
         print(t("cli.simulate.rates_note", lang))

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.i18n import t
-from core.rules.roles import Role
+from core.vocabulary import Role
 
 from .base import GameCog
 from .ui.text import L, command_kwargs, localized, user_lang
+from .utils.bot import MafiaBot
 
 ROLE_CHOICES = [Choice(name=L(f"role.{r}.name"), value=str(r)) for r in Role]
 
@@ -23,7 +22,7 @@ class Anon(GameCog):
     @app_commands.guild_only()
     @localized("anon", "text", "signature")
     @app_commands.choices(signature=ROLE_CHOICES)
-    async def anon(self, interaction: discord.Interaction[Any], text: Range[str, 1, 1500],
+    async def anon(self, interaction: discord.Interaction[MafiaBot], text: Range[str, 1, 1500],
                    signature: str | None = None) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Anon, text=text, signature=signature)
@@ -34,7 +33,7 @@ class Anon(GameCog):
     @app_commands.guild_only()
     @localized("whisper", "role", "text", "signature")
     @app_commands.choices(role=ROLE_CHOICES, signature=ROLE_CHOICES)
-    async def whisper(self, interaction: discord.Interaction[Any], role: str,
+    async def whisper(self, interaction: discord.Interaction[MafiaBot], role: str,
                       text: Range[str, 1, 1500], signature: str | None = None) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Whisper, role=role, text=text,
@@ -44,7 +43,7 @@ class Anon(GameCog):
 
     @app_commands.command(**command_kwargs("reveal"))
     @app_commands.guild_only()
-    async def reveal(self, interaction: discord.Interaction[Any]) -> None:
+    async def reveal(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Reveal)
         await interaction.response.send_message(t("anon.revealed", user_lang(interaction)),
@@ -52,5 +51,5 @@ class Anon(GameCog):
 
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Anon(bot))

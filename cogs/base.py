@@ -7,9 +7,7 @@ the tree's error handler, as an ephemeral message in the user's language.
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -17,25 +15,13 @@ from discord.ext import commands
 
 from core import commands as c
 from core.errors import RuleError
-from core.state import GameState
-from core.storage.service import Applied, GameInfo
-from core.visibility import PublicView, player_labels, public_view
+from core.storage.service import Applied, GameInfo, GameService
+from core.views import seat_uids, target_choices
+from core.visibility import PublicView, public_view
 
-if TYPE_CHECKING:
-    from bot import MafiaBot
+from .utils.bot import MafiaBot, is_admin, now
 
 MAX_CHOICES = 25
-_MENTION = re.compile(r"^<@!?(\d+)>$")
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
-def is_admin(interaction: discord.Interaction[Any]) -> bool:
-    perms = interaction.permissions
-    return bool(perms.manage_guild or perms.administrator)
-
 
 
 class GameCog(commands.Cog):
@@ -43,40 +29,24 @@ class GameCog(commands.Cog):
         self.bot = bot
 
     @property
-    def service(self):
+    def service(self) -> GameService:
         return self.bot.service
 
-    async def game_here(self, interaction: discord.Interaction[Any], *,
+    async def game_here(self, interaction: discord.Interaction[MafiaBot], *,
                         finished: bool = False) -> GameInfo:
         return await self.bot.find_game(interaction, finished=finished)
 
-    async def apply(self, interaction: discord.Interaction[Any], info: GameInfo,
-                    cmd: type[c._Cmd], **fields: Any) -> Applied:
+    async def apply(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
+                    cmd: type[c.Command], **fields: Any) -> Applied:
         command = c.stamped(cmd(by=interaction.user.id, at=now(), admin=is_admin(interaction),
                                 **fields), info.seen)
-        return await self.bot.apply(info, command)  # type: ignore[arg-type]
+        return await self.bot.apply(info, command)
 
-    async def view(self, info: GameInfo) -> tuple[GameState, PublicView]:
-        state = await self.service.state(info.id)
-        return state, public_view(state)
+    async def view(self, info: GameInfo) -> PublicView:
+        return public_view(await self.service.state(info.id))
 
 
 # --- player options: autocomplete of the game's players ---------------------------------
-def parse_player(value: str, state: GameState) -> int:
-    """A player option: an id (what autocomplete sends), a mention or a name."""
-    text = value.strip()
-    m = _MENTION.match(text)
-    if m:
-        return int(m.group(1))
-    if text.isdigit():
-        return int(text)
-    folded = text.casefold()
-    matches = [p.uid for p in state.players if p.name.casefold() == folded]
-    if len(matches) == 1:
-        return matches[0]
-    raise RuleError("unknown_player", name=text[:50])
-
-
 class PlayerArg(app_commands.Transformer):
     """A string option offering the game's players; `kind` picks which ones."""
 
@@ -90,25 +60,21 @@ class PlayerArg(app_commands.Transformer):
     async def transform(self, interaction: discord.Interaction[Any], value: str) -> str:
         return value  # resolved against the game in the command, where the state is loaded
 
-    async def autocomplete(self, interaction: discord.Interaction[Any],  # type: ignore[override]
+    async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
                            value: str) -> list[app_commands.Choice[str]]:
-        bot: MafiaBot = interaction.client  # type: ignore[assignment]
+        bot = interaction.client
         try:
             info = await bot.find_game(interaction, finished=False)
         except RuleError:
             return []
         state = await bot.service.state(info.id)
-        from core.engine import legal_targets
-
-        uids = legal_targets(state, interaction.user.id, self.kind)
-        shown = {}
         guild = interaction.guild
-        for p in state.players:
-            member = guild.get_member(p.uid) if guild else None
+        shown = {}
+        for uid in seat_uids(state):
+            member = guild.get_member(uid) if guild else None
             if member is not None:
-                shown[p.uid] = member.display_name
-        labels = player_labels(state, shown)  # look-alike names get the unique name added
-        member_names = {u: labels.get(u, str(u)) for u in uids}
+                shown[uid] = member.display_name
         typed = value.casefold()
-        return [app_commands.Choice(name=member_names[u][:100], value=str(u)) for u in uids
-                if typed in member_names[u].casefold()][:MAX_CHOICES]
+        return [app_commands.Choice(name=label[:100], value=str(uid))
+                for uid, label in target_choices(state, interaction.user.id, self.kind, shown)
+                if typed in label.casefold()][:MAX_CHOICES]

@@ -32,9 +32,9 @@ from core.archive import NotFinished, team_channel_readers
 from core.events import Event
 from core.i18n import t
 from core.narrate import team_name
-from core.rules.channels import team_access
 from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
+from core.views import channel_access, lobby_view
 from core.visibility import living_choices
 
 from .overwrites import member_overwrite
@@ -59,7 +59,7 @@ from .utils.posting import (
 from .utils.posting import translated as _translated
 
 if TYPE_CHECKING:
-    from bot import MafiaBot
+    from cogs.utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
@@ -374,13 +374,13 @@ class Delivery:
     async def refresh_signup(self, info: GameInfo) -> None:
         if info.signup_message_id is None:
             return
-        state = await self.service.state(info.id)
+        signup = lobby_view(await self.service.state(info.id))
         message = self._channel(info.channel_id).get_partial_message(  # type: ignore[attr-defined]
             info.signup_message_id)
         from .ui.components import signup_view
 
-        view = signup_view(info.id, info.language) if not state.started else None
-        await message.edit(embed=signup_embed(state, info.language), view=view,
+        view = signup_view(info.id, info.language) if not signup.started else None
+        await message.edit(embed=signup_embed(signup, info.language), view=view,
                            allowed_mentions=no_pings())
 
     # --- private channels -------------------------------------------------------------------
@@ -398,7 +398,7 @@ class Delivery:
         if guild is not None and guild.get_channel(channel_id) is None:
             # deleted by someone mid-game: the team still needs its channel
             log.warning("game %s: channel of %s is gone; opening it again", info.id, team)
-            members, writers = team_access(await self.service.state(info.id), team)
+            members, writers = channel_access(await self.service.state(info.id), team)
             await self.ensure_team_channel(info, team, members, writers, entry)
             channel_id = (await self.service.info(info.id)).private_channels[team]
         await self._post_pieces(self._channel(channel_id), [(entry, event)], info.language,

@@ -13,12 +13,13 @@ from __future__ import annotations
 import io
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import discord
 from discord import app_commands
 
 from core import commands as c
+from core.access import may_master, require_master
 from core.desk import (
     PhaseFilter,
     desk_text,
@@ -28,16 +29,18 @@ from core.desk import (
     paginate,
     standby_list,
 )
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.events import Event
 from core.i18n import t
 from core.storage.outbox import OutboxEntry
-from core.storage.service import DiscordPatch, GameInfo
+from core.storage.service import DiscordPatch, GameInfo, GameService
+from core.views import parse_player
 
-from .base import PlayerArg, is_admin, now, parse_player
+from .base import PlayerArg
 from .overwrites import member_overwrite
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
+from .utils.bot import MafiaBot, is_admin, now
 from .utils.posting import (
     BOT_ALLOW,
     HIDDEN,
@@ -47,12 +50,24 @@ from .utils.posting import (
     post,
 )
 
-if TYPE_CHECKING:
-    from bot import MafiaBot
-
-    from .delivery import Delivery
-
 log = logging.getLogger(__name__)
+
+
+class Delivery(Protocol):
+    """What the desk needs of the outbox's deliverer (cogs.delivery.Delivery), named
+    here so that desk.py does not import the module that imports it."""
+
+    @property
+    def bot(self) -> MafiaBot: ...
+
+    @property
+    def service(self) -> GameService: ...
+
+    def _guild(self, info: GameInfo) -> discord.Guild: ...
+
+    async def ensure_category(self, info: GameInfo, guild: discord.Guild
+                              ) -> discord.CategoryChannel: ...
+
 
 DESK = "desk"  # the desk's key among the game's private channels
 EMBED_TEXT = 4000  # an embed description holds 4096
@@ -194,16 +209,18 @@ def _page_embed(info: GameInfo, pages: list[str], page: int, count: int, lang: s
     return embed
 
 
-def _check_master(interaction: discord.Interaction[Any], info: GameInfo) -> None:
-    if interaction.user.id != info.master_id and not is_admin(interaction):
-        raise RuleError("not_master")
+async def _check_master(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
+    """The master's tools are his (core.access decides, players never)."""
+    bot = interaction.client
+    require_master(await bot.service.state(info.id), interaction.user.id,
+                   admin=is_admin(interaction))
 
 
-async def send_log(interaction: discord.Interaction[Any], info: GameInfo, *, file: bool,
+async def send_log(interaction: discord.Interaction[MafiaBot], info: GameInfo, *, file: bool,
                    phase: str | None, number: int | None, player: str | None) -> None:
     """/master log: the whole history for the master, ephemeral, never cut."""
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
-    _check_master(interaction, info)
+    bot = interaction.client
+    await _check_master(interaction, info)
     lang = user_lang(interaction)
     uid = None
     if player:
@@ -231,11 +248,11 @@ async def send_log(interaction: discord.Interaction[Any], info: GameInfo, *, fil
     await interaction.response.send_message(**kwargs)
 
 
-async def turn_page(interaction: discord.Interaction[Any], game_id: int, page: int,
+async def turn_page(interaction: discord.Interaction[MafiaBot], game_id: int, page: int,
                     flt: LogFilter) -> None:
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    bot = interaction.client
     info = await bot.service.info(game_id)
-    _check_master(interaction, info)
+    await _check_master(interaction, info)
     lang = user_lang(interaction)
     pages, count = await _log_pages(bot, info, flt, lang)
     page = min(page, len(pages) - 1)
@@ -245,11 +262,9 @@ async def turn_page(interaction: discord.Interaction[Any], game_id: int, page: i
 
 
 # --- standby and replacement -------------------------------------------------------------
-async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None:
+async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
     """/game standby: put oneself on the standby list of the running game, or off it."""
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
-    if interaction.user.bot:
-        raise RuleError("desk_bot")
+    bot = interaction.client
     applied = await bot.apply(info, c.Standby(
         by=interaction.user.id, at=now(), admin=is_admin(interaction),
         name=interaction.user.display_name[:100], bot=interaction.user.bot,
@@ -261,13 +276,11 @@ async def standby(interaction: discord.Interaction[Any], info: GameInfo) -> None
         t(key, lang, title=info.title, count=told.data["count"]), ephemeral=True)
 
 
-async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: str,
+async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, old: str,
                   new: discord.Member | None, waiting: str | None = None) -> None:
     """/master replace old [new | standby]: neither names the first on the standby list."""
-    bot: MafiaBot = interaction.client  # type: ignore[assignment]
+    bot = interaction.client
     state = await bot.service.state(info.id)
-    if new is not None and new.bot:
-        raise RuleError("desk_bot")
     fields: dict[str, Any] = {"old": parse_player(old, state)}
     if new is not None:
         fields |= {"new": new.id, "name": new.display_name[:100], "bot": new.bot,
@@ -275,7 +288,7 @@ async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: st
     elif waiting:
         names = dict(standby_list(state))
         if not waiting.strip().isdigit() or int(waiting) not in names:
-            raise RuleError("unknown_player", name=waiting[:50])
+            raise RuleError(ErrorCode.UNKNOWN_PLAYER, name=waiting[:50])
         fields |= {"new": int(waiting), "name": names[int(waiting)]}
     await bot.apply(info, c.Replace(by=interaction.user.id, at=now(),
                                     admin=is_admin(interaction), **fields))
@@ -286,18 +299,19 @@ async def replace(interaction: discord.Interaction[Any], info: GameInfo, old: st
 class StandbyArg(PlayerArg):
     """A string option offering the game's standby list (for /master replace)."""
 
-    async def autocomplete(self, interaction: discord.Interaction[Any],  # type: ignore[override]
+    async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
                            value: str) -> list[app_commands.Choice[str]]:
-        bot: MafiaBot = interaction.client  # type: ignore[assignment]
+        bot = interaction.client
         try:
             info = await bot.find_game(interaction, finished=False)
         except RuleError:
             return []
-        if interaction.user.id != info.master_id and not is_admin(interaction):
+        state = await bot.service.state(info.id)
+        if not may_master(state, interaction.user.id, admin=is_admin(interaction)):
             return []
         typed = value.casefold()
         return [app_commands.Choice(name=name[:100], value=str(uid))
-                for uid, name in standby_list(await bot.service.state(info.id))
+                for uid, name in standby_list(state)
                 if typed in name.casefold()][:25]
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import discord
 from discord import app_commands
 from discord.app_commands import Range
 
 from core import commands as c
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.i18n import t
 from core.narrate import team_name
 from core.storage import wallets
@@ -20,12 +19,13 @@ from .base import GameCog
 from .ui.limits import clamp_embed
 from .ui.markup import user_text
 from .ui.text import command_kwargs, localized, mention, user_lang
+from .utils.bot import MafiaBot
 
 
 class Economy(GameCog):
     @app_commands.command(**command_kwargs("wallet"))
     @app_commands.guild_only()
-    async def wallet(self, interaction: discord.Interaction[Any]) -> None:
+    async def wallet(self, interaction: discord.Interaction[MafiaBot]) -> None:
         assert interaction.guild is not None
         lang = user_lang(interaction)
         balance, rows = await wallets.recent(interaction.guild.id, interaction.user.id)
@@ -41,7 +41,7 @@ class Economy(GameCog):
     @app_commands.command(**command_kwargs("thank"))
     @app_commands.guild_only()
     @localized("thank", "amount")
-    async def thank(self, interaction: discord.Interaction[Any],
+    async def thank(self, interaction: discord.Interaction[MafiaBot],
                     amount: Range[int, 0, 100000] = 0) -> None:
         info = await self.game_here(interaction, finished=True)
         await self.apply(interaction, info, c.Thank, premium=amount)
@@ -52,7 +52,7 @@ class Economy(GameCog):
     @app_commands.command(**command_kwargs("profile"))
     @app_commands.guild_only()
     @localized("profile", "user")
-    async def profile(self, interaction: discord.Interaction[Any],
+    async def profile(self, interaction: discord.Interaction[MafiaBot],
                       user: discord.User | None = None) -> None:
         assert interaction.guild is not None
         who = user or interaction.user
@@ -85,8 +85,8 @@ def reason_text(reason: str, lang: str) -> str:
     head = reason.split(".")[0]
     if has_key(f"ledger.{head}", lang):
         return t(f"ledger.{head}", lang)
-    raise RuleError("internal_error")
+    raise RuleError(ErrorCode.INTERNAL_ERROR)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Economy(bot))

@@ -12,14 +12,15 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice
 
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.guide import guide, topic_ids
 
-from .base import MAX_CHOICES, GameCog, is_admin
+from .base import MAX_CHOICES, GameCog
 from .ui.help import help_embeds, rules_embeds, topic_title
 from .ui.limits import pack
 from .ui.markup import no_pings
 from .ui.text import command_kwargs, localized, user_lang
+from .utils.bot import MafiaBot, is_admin
 
 
 def tree_commands(tree: app_commands.CommandTree[Any]) -> list[str]:
@@ -31,7 +32,7 @@ def tree_commands(tree: app_commands.CommandTree[Any]) -> list[str]:
     return out
 
 
-async def send_pages(interaction: discord.Interaction[Any],
+async def send_pages(interaction: discord.Interaction[MafiaBot],
                      embeds: list[discord.Embed]) -> None:
     """Ephemeral replies within Discord's limits: the first message answers the
     interaction, any further ones follow it."""
@@ -45,7 +46,7 @@ async def send_pages(interaction: discord.Interaction[Any],
 
 class Help(GameCog):
     @app_commands.command(**command_kwargs("help"))
-    async def help(self, interaction: discord.Interaction[Any]) -> None:
+    async def help(self, interaction: discord.Interaction[MafiaBot]) -> None:
         lang = user_lang(interaction)
         state = None
         try:
@@ -60,16 +61,16 @@ class Help(GameCog):
 
     @app_commands.command(**command_kwargs("rules"))
     @localized("rules", "topic")
-    async def rules(self, interaction: discord.Interaction[Any], topic: str | None = None
+    async def rules(self, interaction: discord.Interaction[MafiaBot], topic: str | None = None
                     ) -> None:
         lang = user_lang(interaction)
         chosen = _match_topic(topic, lang) if topic else None
         if topic and chosen is None:
-            raise RuleError("help_unknown_topic", name=topic[:50])
+            raise RuleError(ErrorCode.HELP_UNKNOWN_TOPIC, name=topic[:50])
         await send_pages(interaction, rules_embeds(chosen, lang))
 
     @rules.autocomplete("topic")
-    async def rules_topic(self, interaction: discord.Interaction[Any], value: str
+    async def rules_topic(self, interaction: discord.Interaction[MafiaBot], value: str
                           ) -> list[Choice[str]]:
         lang = user_lang(interaction)
         typed = value.casefold().strip()
@@ -92,5 +93,5 @@ def _match_topic(text: str, lang: str) -> str | None:
     return None
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Help(bot))

@@ -9,18 +9,20 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.access import ChannelKind, game_place_refusal
-from core.errors import RuleError
+from core.access import ChannelKind, game_place_refusal, may_master
+from core.errors import ErrorCode, RuleError
 from core.i18n import t
-from core.state import Options
 from core.storage.service import DiscordPatch
+from core.views import lobby_view
+from core.vocabulary import Options
 
 from .base import GameCog
-from .ui.components import signup_view
+from .ui.components import SignupButton, signup_view
 from .ui.lobby import signup_embed
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 from .utils.actions import join_or_leave
+from .utils.bot import MafiaBot, is_admin
 from .utils.errors import send_error
 
 # The posting permissions are needed to DENY them to the dead in their team channels
@@ -32,19 +34,19 @@ REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_
 REQUIRED_TO_CREATE = ("send_messages", "embed_links", "view_channel")
 
 
-def missing_permissions(interaction: discord.Interaction[Any],
+def missing_permissions(interaction: discord.Interaction[MafiaBot],
                         needed: tuple[str, ...]) -> list[str]:
     """What the bot lacks here; checked before any state change."""
     perms = interaction.app_permissions
     return [name for name in needed if not getattr(perms, name)]
 
 
-def refuse_missing(interaction: discord.Interaction[Any], needed: tuple[str, ...]) -> None:
+def refuse_missing(interaction: discord.Interaction[MafiaBot], needed: tuple[str, ...]) -> None:
     missing = missing_permissions(interaction, needed)
     if missing:
         lang = user_lang(interaction)
         names = ", ".join(t(f"permission.{m}", lang) for m in missing)
-        raise RuleError("bot_missing_permissions", permissions=names)
+        raise RuleError(ErrorCode.BOT_MISSING_PERMISSIONS, permissions=names)
 
 
 
@@ -54,7 +56,7 @@ class Lobby(GameCog):
     @game.command(**command_kwargs("game.create"))
     @localized("game.create", "title", "plot", "extra_roles", "currency", "shop", "crypto",
                "day_minutes", "night_minutes")
-    async def create(self, interaction: discord.Interaction[Any],
+    async def create(self, interaction: discord.Interaction[MafiaBot],
                      title: Range[str, 1, 100], plot: Range[str, 0, 1500] = "",
                      extra_roles: bool = False, currency: bool = False, shop: bool = False,
                      crypto: bool = False, day_minutes: Range[int, 1, 20160] = 1440,
@@ -69,18 +71,19 @@ class Lobby(GameCog):
         game_id = await self.service.create(
             interaction.guild.id, interaction.channel_id, interaction.user.id, title, plot,
             options, language=lang)
-        state = await self.service.state(game_id)
-        await interaction.response.send_message(embed=signup_embed(state, lang),
+        view = lobby_view(await self.service.state(game_id))
+        await interaction.response.send_message(embed=signup_embed(view, lang),
                                                 view=signup_view(game_id, lang))
         message = await interaction.original_response()
         await self.service.set_discord(game_id, DiscordPatch(signup_message_id=message.id))
 
-    async def refuse_place(self, interaction: discord.Interaction[Any]) -> None:
+    async def refuse_place(self, interaction: discord.Interaction[MafiaBot]) -> None:
         """Games open only in ordinary text channels no game owns (core.access decides)."""
         channel = interaction.channel
+        # a channel not in the cache comes as a PartialMessageable: its type says
         kind: ChannelKind = "thread" if isinstance(channel, discord.Thread) else \
-            "text" if isinstance(channel, discord.TextChannel) or (
-                channel is not None and channel.type is discord.ChannelType.text) else "other"
+            "text" if isinstance(channel, discord.TextChannel) or getattr(
+                channel, "type", None) is discord.ChannelType.text else "other"
         channel_id = interaction.channel_id or 0
         owner = self.bot.private_index.get(channel_id)
         if owner is None and kind == "text":
@@ -91,7 +94,7 @@ class Lobby(GameCog):
 
     @game.command(**command_kwargs("game.setup"))
     @localized("game.setup", "roles")
-    async def setup(self, interaction: discord.Interaction[Any],
+    async def setup(self, interaction: discord.Interaction[MafiaBot],
                     roles: Range[str, 1, 1500]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Configure, roles=roles)
@@ -115,7 +118,7 @@ class Lobby(GameCog):
                "open_team_channels", "reminder_minutes", "early_night")
     @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
                                     Choice(name=L("meta.language_name_en"), value="en")])
-    async def options(self, interaction: discord.Interaction[Any],
+    async def options(self, interaction: discord.Interaction[MafiaBot],
                       reveal_roles: bool | None = None, votes_final: bool | None = None,
                       bouncer_self: bool | None = None, dead_write: bool | None = None,
                       public_moves: bool | None = None, master_sees_anon: bool | None = None,
@@ -141,52 +144,55 @@ class Lobby(GameCog):
         if language:
                 await self.service.set_discord(info.id, DiscordPatch(language=language))
         await interaction.response.send_message(
-            embed=signup_embed(applied.state, user_lang(interaction)), ephemeral=True)
+            embed=signup_embed(lobby_view(applied.state), user_lang(interaction)),
+            ephemeral=True)
 
     @game.command(**command_kwargs("game.join"))
-    async def join(self, interaction: discord.Interaction[Any]) -> None:
+    async def join(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await join_or_leave(interaction, info.id, "join")
 
     @game.command(**command_kwargs("game.leave"))
-    async def leave(self, interaction: discord.Interaction[Any]) -> None:
+    async def leave(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await join_or_leave(interaction, info.id, "leave")
 
     @game.command(**command_kwargs("game.start"))
     @localized("game.start", "confirm")
-    async def start(self, interaction: discord.Interaction[Any], confirm: bool = False) -> None:
+    async def start(self, interaction: discord.Interaction[MafiaBot],
+                    confirm: bool = False) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
-        if interaction.user.id == state.master or interaction.permissions.manage_guild:
+        if may_master(state, interaction.user.id, admin=is_admin(interaction)):
             refuse_missing(interaction, REQUIRED_TO_START)
         await self.apply(interaction, info, c.Start, confirm=confirm)
         await interaction.response.send_message(t("lobby.started", user_lang(interaction)),
                                                 ephemeral=True)
 
     @game.command(**command_kwargs("game.status"))
-    async def status(self, interaction: discord.Interaction[Any]) -> None:
+    async def status(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction, finished=True)
-        _, view = await self.view(info)
+        view = await self.view(info)
         await interaction.response.send_message(
             embed=status_embed(view, user_lang(interaction)), ephemeral=True)
 
     @game.command(**command_kwargs("game.standby"))
-    async def standby(self, interaction: discord.Interaction[Any]) -> None:
+    async def standby(self, interaction: discord.Interaction[MafiaBot]) -> None:
         from . import desk
 
         await desk.standby(interaction, await self.game_here(interaction))
 
     @game.command(**command_kwargs("game.cancel"))
-    async def cancel(self, interaction: discord.Interaction[Any]) -> None:
+    async def cancel(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Cancel)
         await interaction.response.send_message(t("lobby.cancelled", user_lang(interaction)),
                                                 ephemeral=True)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Lobby(bot))
+    bot.add_dynamic_items(SignupButton)  # join / leave under the signup message
 
 
 __all__ = ["Lobby", "join_or_leave", "send_error"]

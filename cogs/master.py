@@ -11,16 +11,18 @@ from discord.app_commands import Choice, Range
 from core import commands as c
 from core.access import require_master
 from core.i18n import t
+from core.views import parse_player
 
 from . import desk
-from .base import GameCog, PlayerArg, is_admin, parse_player
+from .base import GameCog, PlayerArg
 from .ui.text import L, command_kwargs, localized, mention, user_lang, when
+from .utils.bot import MafiaBot, is_admin
 
 
 class Master(GameCog):
     master = app_commands.Group(**command_kwargs("master"), guild_only=True)
 
-    async def _master_game(self, interaction: discord.Interaction[Any], *,
+    async def _master_game(self, interaction: discord.Interaction[MafiaBot], *,
                            finished: bool = False) -> Any:
         """The game, if the caller may use its master's tools (core.access decides)."""
         info = await self.game_here(interaction, finished=finished)
@@ -29,7 +31,7 @@ class Master(GameCog):
         return info
 
     @master.command(**command_kwargs("master.advance"))
-    async def advance(self, interaction: discord.Interaction[Any]) -> None:
+    async def advance(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Advance)
         await interaction.response.send_message(t("master.advanced", user_lang(interaction)),
@@ -37,7 +39,7 @@ class Master(GameCog):
 
     @master.command(**command_kwargs("master.extend"))
     @localized("master.extend", "minutes")
-    async def extend(self, interaction: discord.Interaction[Any],
+    async def extend(self, interaction: discord.Interaction[MafiaBot],
                      minutes: Range[int, 1, 20160]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Extend, minutes=minutes)
@@ -48,7 +50,7 @@ class Master(GameCog):
 
     @master.command(**command_kwargs("master.kick"))
     @localized("master.kick", "player")
-    async def kick(self, interaction: discord.Interaction[Any],
+    async def kick(self, interaction: discord.Interaction[MafiaBot],
                    player: app_commands.Transform[str, PlayerArg("living")]) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
@@ -58,7 +60,7 @@ class Master(GameCog):
 
     @master.command(**command_kwargs("master.bonus"))
     @localized("master.bonus", "player", "amount", "reason", "secret")
-    async def bonus(self, interaction: discord.Interaction[Any],
+    async def bonus(self, interaction: discord.Interaction[MafiaBot],
                     player: app_commands.Transform[str, PlayerArg("any")],
                     amount: Range[int, 1, 1000], reason: Range[str, 1, 300],
                     secret: bool = False) -> None:
@@ -73,7 +75,7 @@ class Master(GameCog):
     @localized("master.log", "file", "phase", "number", "player")
     @app_commands.choices(phase=[Choice(name=L("desk.log.phase.day"), value="day"),
                                  Choice(name=L("desk.log.phase.night"), value="night")])
-    async def log(self, interaction: discord.Interaction[Any], file: bool = False,
+    async def log(self, interaction: discord.Interaction[MafiaBot], file: bool = False,
                   phase: str | None = None, number: Range[int, 0, 1000] | None = None,
                   player: app_commands.Transform[str, PlayerArg("any")] | None = None,
                   ) -> None:
@@ -84,7 +86,7 @@ class Master(GameCog):
 
     @master.command(**command_kwargs("master.replace"))
     @localized("master.replace", "old", "new", "standby")
-    async def replace(self, interaction: discord.Interaction[Any],
+    async def replace(self, interaction: discord.Interaction[MafiaBot],
                       old: app_commands.Transform[str, PlayerArg("any")],
                       new: discord.Member | None = None,
                       standby: app_commands.Transform[str, desk.StandbyArg()] | None = None,
@@ -93,7 +95,7 @@ class Master(GameCog):
         await desk.replace(interaction, info, old, new, standby)
 
     @master.command(**command_kwargs("master.prod"))
-    async def prod(self, interaction: discord.Interaction[Any]) -> None:
+    async def prod(self, interaction: discord.Interaction[MafiaBot]) -> None:
         """Remind, privately and at once, everybody who still owes his turn (the engine
         decides who: core.rules.owing); the master is told whom."""
         info = await self._master_game(interaction)
@@ -106,5 +108,6 @@ class Master(GameCog):
         await interaction.response.send_message(text, ephemeral=True)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Master(bot))
+    bot.add_dynamic_items(*desk.DESK_ITEMS)  # the pages of /master log

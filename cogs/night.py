@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import discord
 from discord import app_commands
 from discord.app_commands import Range
@@ -11,11 +9,13 @@ from discord.app_commands import Range
 from core import commands as c
 from core.i18n import t
 from core.narrate import describe
+from core.views import parse_player
 
-from .base import GameCog, PlayerArg, parse_player
+from .base import GameCog, PlayerArg
 from .ui.limits import CONTENT, clip
 from .ui.markup import user_data
 from .ui.text import command_kwargs, localized, mention, user_lang, when
+from .utils.bot import MafiaBot
 
 
 class Night(GameCog):
@@ -23,7 +23,7 @@ class Night(GameCog):
 
     @app_commands.command(**command_kwargs("night"))
     @localized("night", "target", "fallback", "story")
-    async def night(self, interaction: discord.Interaction[Any],
+    async def night(self, interaction: discord.Interaction[MafiaBot],
                     target: app_commands.Transform[str, PlayerArg("night")],
                     fallback: app_commands.Transform[str, PlayerArg("night")] | None = None,
                     story: Range[str, 1, 1500] | None = None) -> None:
@@ -40,7 +40,7 @@ class Night(GameCog):
 
     @app_commands.command(**command_kwargs("share"))
     @localized("share", "note")
-    async def share(self, interaction: discord.Interaction[Any],
+    async def share(self, interaction: discord.Interaction[MafiaBot],
                     note: Range[str, 1, 1500] | None = None) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Share, note=note)
@@ -49,7 +49,7 @@ class Night(GameCog):
 
     @app_commands.command(**command_kwargs("away"))
     @localized("away", "reason", "until")
-    async def away(self, interaction: discord.Interaction[Any],
+    async def away(self, interaction: discord.Interaction[MafiaBot],
                    reason: Range[str, 1, 300] | None = None,
                    until: Range[int, 0, 1000] | None = None) -> None:
         info = await self.game_here(interaction)
@@ -60,7 +60,7 @@ class Night(GameCog):
 
     @occult.command(**command_kwargs("occult.exclude"))
     @localized("occult.exclude", "player")
-    async def exclude(self, interaction: discord.Interaction[Any],
+    async def exclude(self, interaction: discord.Interaction[MafiaBot],
                       player: app_commands.Transform[str, PlayerArg("occult")]) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
@@ -69,5 +69,5 @@ class Night(GameCog):
                                                 ephemeral=True)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Night(bot))

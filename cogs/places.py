@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 
 from core.events import Event
 from core.i18n import t
 from core.places import PING_KIND, PLACE_KIND, ping_members, seat_holder, seats
-from core.state import GameState
 from core.storage.outbox import OutboxEntry
-from core.storage.service import DiscordPatch, GameInfo
-from core.visibility import card
+from core.storage.service import DiscordPatch, GameInfo, GameService
+from core.visibility import Card, card
 
 from .ui.markup import only_role, only_users
 from .ui.render import card_embed, event_embed
@@ -35,14 +34,14 @@ from .ui.text import mention
 from .utils.posting import entry_key, post
 
 if TYPE_CHECKING:
-    from bot import MafiaBot
+    from cogs.utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
 PLACES_KINDS = frozenset({PING_KIND, PLACE_KIND})
 ROLE_KEY = "ping_role"
 PLACE_PREFIX = "place:"
-WEEK = 10080  # minutes: the longest auto-archive Discord allows
+WEEK: Literal[10080] = 10080  # minutes: the longest auto-archive Discord allows
 # Discord JSON error codes
 UNKNOWN_CHANNEL, UNKNOWN_MEMBER, UNKNOWN_ROLE, UNKNOWN_USER = 10003, 10007, 10011, 10013
 THREAD_ARCHIVED = 50083
@@ -76,7 +75,7 @@ class Places:
         self._checked: set[int] = set()
 
     @property
-    def service(self):
+    def service(self) -> GameService:
         return self.bot.service
 
     async def deliver(self, info: GameInfo, entry: OutboxEntry) -> None:
@@ -189,7 +188,7 @@ class Places:
         else:
             payload = await self.bot.http.start_thread_without_message(
                 info.channel_id, name=name, auto_archive_duration=WEEK,
-                type=discord.ChannelType.private_thread.value,  # type: ignore[arg-type]
+                type=discord.ChannelType.private_thread.value,
                 invitable=False, reason=t("places.reason", info.language,
                                           title=info.title[:80]))
             thread_id = int(payload["id"])
@@ -232,7 +231,9 @@ class Places:
             self._sent.add(key)
             return
         lang = info.language
-        embeds = [self._embed(e, state, holder, lang) for e in events]
+        dealt = any(e.kind == "role_dealt" for e in events)
+        mine = card(state, holder) if dealt else None
+        embeds = [self._embed(e, mine, lang) for e in events]
         # a reference unique to this push: how `_seen` recognises it after a crash
         embeds[-1].set_footer(text=t("places.footer", lang, title=info.title[:80],
                                      ref=entry.ordinal))
@@ -254,10 +255,10 @@ class Places:
         self._sent.add(key)
 
     @staticmethod
-    def _embed(event: Event, state: GameState, holder: int, lang: str) -> discord.Embed:
+    def _embed(event: Event, mine: Card | None, lang: str) -> discord.Embed:
         """An event as an embed; a dealt role as the holder's whole card (his own view)."""
-        if event.kind == "role_dealt":
-            return card_embed(card(state, holder), state, lang)
+        if event.kind == "role_dealt" and mine is not None:
+            return card_embed(mine, lang)
         return event_embed(event, lang)
 
     async def _send(self, thread_id: int, content: str, embeds: list[discord.Embed],
@@ -282,9 +283,10 @@ class Places:
         for message in await self.bot.http.logs_from(thread_id, HISTORY):
             if me is not None and int(message["author"]["id"]) != me:
                 continue
-            if str(message.get("nonce") or "").startswith(key + "."):
+            raw: dict[str, Any] = dict(message)
+            if str(raw.get("nonce") or "").startswith(key + "."):
                 return True
-            footers = [(e.get("footer") or {}).get("text") for e in message.get("embeds", [])]
+            footers = [(e.get("footer") or {}).get("text") for e in raw.get("embeds", [])]
             if ref and ref in footers:
                 return True
         return False

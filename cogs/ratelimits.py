@@ -29,7 +29,7 @@ from discord.http import Route
 from core.storage.budget import Key, RateBudget
 
 if TYPE_CHECKING:
-    from bot import MafiaBot
+    from cogs.utils.bot import MafiaBot
 
 URGENT, ANNOUNCE, PRIVATE, COSMETIC = 0, 1, 2, 3
 

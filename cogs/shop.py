@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
@@ -12,39 +10,36 @@ from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
 from core.narrate import attacker_name, item_name
-from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds, parse_attacker
 from core.storage import wallets
+from core.views import attacker_choices, open_shop, parse_attacker, parse_player
+from core.vocabulary import ITEMS, SPELLS
 
-from .base import GameCog, PlayerArg, parse_player
+from .base import GameCog, PlayerArg
 from .ui.render import shop_embed
 from .ui.text import L, command_kwargs, localized, user_lang
+from .utils.bot import MafiaBot
 
 ITEM_CHOICES = [Choice(name=L(f"item.{i}.name"), value=i) for i in ITEMS]
-SPELL_CHOICES = [Choice(name=L(f"spell.{s}.name"), value=s)
-                 for s in sorted(DAY_SPELLS | NIGHT_SPELLS)]
+SPELL_CHOICES = [Choice(name=L(f"spell.{s}.name"), value=s) for s in SPELLS]
 
 
 class Shop(GameCog):
     @app_commands.command(**command_kwargs("shop"))
     @app_commands.guild_only()
-    async def shop(self, interaction: discord.Interaction[Any]) -> None:
+    async def shop(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction, finished=True)
-        state = await self.service.state(info.id)
-        if state.over:  # the channel's last game: say it is over, not "no game here"
-            raise RuleError("game_over")
-        if not state.options.shop:
-            raise RuleError("module_off", module="shop")
+        shop = open_shop(await self.service.state(info.id), interaction.user.id)
         balance = (await wallets.balances(None, info.guild_id, [interaction.user.id])).get(
             interaction.user.id, 0)
         await interaction.response.send_message(
-            embed=shop_embed(state, interaction.user.id, user_lang(interaction), balance),
+            embed=shop_embed(shop, user_lang(interaction), balance),
             ephemeral=True)
 
     @app_commands.command(**command_kwargs("buy"))
     @app_commands.guild_only()
     @localized("buy", "item", "target", "if_hanged", "unless_hanged", "if_nobody_hanged")
     @app_commands.choices(item=ITEM_CHOICES)
-    async def buy(self, interaction: discord.Interaction[Any], item: str,
+    async def buy(self, interaction: discord.Interaction[MafiaBot], item: str,
                   target: Range[str, 1, 40] | None = None,
                   if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
                   unless_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
@@ -65,7 +60,7 @@ class Shop(GameCog):
             t(key, lang, item=item_name(item, against, lang)), ephemeral=True)
 
     @buy.autocomplete("target")
-    async def buy_target(self, interaction: discord.Interaction[Any], value: str
+    async def buy_target(self, interaction: discord.Interaction[MafiaBot], value: str
                          ) -> list[Choice[str]]:
         try:
             info = await self.game_here(interaction)
@@ -73,14 +68,14 @@ class Shop(GameCog):
             return []
         state = await self.service.state(info.id)
         lang = user_lang(interaction)
-        return [Choice(name=attacker_name(k, lang), value=k) for k in attacker_kinds(state)
+        return [Choice(name=attacker_name(k, lang), value=k) for k in attacker_choices(state)
                 if value.casefold() in attacker_name(k, lang).casefold()]
 
     @app_commands.command(**command_kwargs("cast"))
     @app_commands.guild_only()
     @localized("cast", "spell", "target", "if_hanged", "unless_hanged", "if_nobody_hanged")
     @app_commands.choices(spell=SPELL_CHOICES)
-    async def cast(self, interaction: discord.Interaction[Any], spell: str,
+    async def cast(self, interaction: discord.Interaction[MafiaBot], spell: str,
                    target: app_commands.Transform[str, PlayerArg("living")],
                    if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
                    unless_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
@@ -107,5 +102,5 @@ class Shop(GameCog):
         await interaction.response.send_message(text, ephemeral=True)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Shop(bot))

@@ -1,14 +1,14 @@
 """The table talks: the live vote count of each day, and private reminders.
 
-The live count is one public message per voting day in the game channel. Which
-commands change it is decided from the engine's public view (`core.visibility.
-live_tally`): every commit that changes the view writes a "tally" outbox entry in
-its own transaction, carrying the whole count as it stands, so whichever entry goes
-out last shows the latest count. The OutboxWorker drops an entry a later one of the
-same message supersedes (`coalesce`), and this deliverer edits one message at most
-once per `interval` seconds: a burst of votes costs one or two edits, never one each.
-The message id is stored with the game (`live_messages`), so edits after a restart
-address the same message.
+The live count is one public message per voting day in the game channel. Which commands
+change it is decided from the engine's public view (`core.visibility.live_tally`;
+`core.storage.tallies.tally_outbox` derives the entries): every commit that changes the view
+writes a "tally" outbox entry in its own transaction, carrying the whole count as it
+stands, so whichever entry goes out last shows the latest count. The OutboxWorker drops
+an entry a later one of the same message supersedes (`coalesce`), and this deliverer
+edits one message at most once per `interval` seconds: a burst of votes costs one or two
+edits, never one each. The message id is stored with the game (`live_messages`), so
+edits after a restart address the same message.
 
 Reminders (`core.rules.owing`) are engine events to single players: core.places
 pushes them, with a ping, into each player's private place (cogs/places.py).
@@ -20,47 +20,28 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
-from core.events import Event
 from core.i18n import t
 from core.narrate import votes
-from core.rules.owing import REMINDER
-from core.state import GameState
 from core.storage.outbox import OutboxEntry, RetryAfter
-from core.storage.service import DiscordPatch, GameInfo, OutboxItem
-from core.visibility import LiveTally, tally_updates
+from core.storage.service import DiscordPatch, GameInfo
+from core.storage.tallies import TALLY_KIND, message_key, tally_outbox
+from core.visibility import LiveTally
+from core.vocabulary import REMINDER
 
 from .ui.render import RED
 from .ui.text import mention, when
-
-if TYPE_CHECKING:
-    from bot import MafiaBot
+from .utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
-TALLY_KIND = "tally"  # Outbox.kind of live-count entries
 # Player-audience events that must reach the player even across a crash.
 PRIVATE_DURABLE = frozenset({REMINDER})
 DESCRIPTION_LIMIT = 4000  # Discord: 4096 per embed description
 FIELD_LIMIT = 1024
-
-
-def message_key(number: int) -> str:
-    return f"tally:{number}"
-
-
-def _item(tally: LiveTally, op: str) -> OutboxItem:
-    return OutboxItem(kind=TALLY_KIND, payload={
-        "op": op, "coalesce": message_key(tally.number), "tally": tally.model_dump(mode="json")})
-
-
-def tally_outbox(old: GameState, new: GameState, events: list[Event]) -> list[OutboxItem]:
-    """The service's outbox deriver: a day's count opens with the day, follows every
-    change of the public view, and closes with the day's result (core decides which)."""
-    return [_item(count, op) for op, count in tally_updates(old, new)]
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -163,7 +144,11 @@ class LiveTallies:
         self.posts += 1
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     """Register the live count's outbox deriver (a module without commands)."""
     if tally_outbox not in bot.service.outbox_derivers:
         bot.service.outbox_derivers.append(tally_outbox)
+
+
+__all__ = ["PRIVATE_DURABLE", "TALLY_KIND", "LiveTallies", "tally_message_embed",
+           "tally_outbox"]

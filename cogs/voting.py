@@ -8,25 +8,27 @@ confirms, to the sender alone (the same embed).
 
 from __future__ import annotations
 
-from typing import Any
-
 import discord
 from discord import app_commands
 
 from core import commands as c
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.i18n import t
+from core.views import parse_player
+from core.vocabulary import PhaseKind
 
-from .base import GameCog, PlayerArg, parse_player
+from .base import GameCog, PlayerArg
+from .ui.components import VoteSelect
 from .ui.render import reply_embed, tally_embed
 from .ui.text import command_kwargs, localized, user_lang
 from .utils.actions import cast_vote
+from .utils.bot import MafiaBot
 
 
 class Voting(GameCog):
     @app_commands.command(**command_kwargs("checkin"))
     @app_commands.guild_only()
-    async def checkin(self, interaction: discord.Interaction[Any]) -> None:
+    async def checkin(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.CheckIn)
         event = next(e for e in applied.events if e.kind == "checked_in")
@@ -36,7 +38,7 @@ class Voting(GameCog):
     @app_commands.command(**command_kwargs("vote"))
     @app_commands.guild_only()
     @localized("vote", "player", "shout")
-    async def vote(self, interaction: discord.Interaction[Any],
+    async def vote(self, interaction: discord.Interaction[MafiaBot],
                    player: app_commands.Transform[str, PlayerArg("vote")],
                    shout: bool = False) -> None:
         info = await self.game_here(interaction)
@@ -46,7 +48,7 @@ class Voting(GameCog):
 
     @app_commands.command(**command_kwargs("unvote"))
     @app_commands.guild_only()
-    async def unvote(self, interaction: discord.Interaction[Any]) -> None:
+    async def unvote(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Unvote)
         event = next(e for e in applied.events if e.kind == "vote_withdrawn")
@@ -55,18 +57,19 @@ class Voting(GameCog):
 
     @app_commands.command(**command_kwargs("votes"))
     @app_commands.guild_only()
-    async def votes(self, interaction: discord.Interaction[Any]) -> None:
+    async def votes(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction, finished=True)
-        state, view = await self.view(info)
+        view = await self.view(info)
         lang = user_lang(interaction)
-        if state.over:  # the channel's last game: say it is over, not "no game here"
-            raise RuleError("game_over")
-        if state.phase.value != "day" or state.number == 0:
+        if view.over:  # the channel's last game: say it is over, not "no game here"
+            raise RuleError(ErrorCode.GAME_OVER)
+        if view.phase is not PhaseKind.DAY or view.number == 0:
             await interaction.response.send_message(t("votes.not_voting", lang), ephemeral=True)
             return
-        await interaction.response.send_message(embed=tally_embed(state, view, lang),
+        await interaction.response.send_message(embed=tally_embed(view, lang),
                                                 ephemeral=True)
 
 
-async def setup(bot: Any) -> None:
+async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Voting(bot))
+    bot.add_dynamic_items(VoteSelect)  # the day announcement's vote menu

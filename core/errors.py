@@ -33,7 +33,6 @@ class ErrorCode(StrEnum):
     CREATE_HERE_GAME_CHANNEL = "create_here_game_channel"
     CREATE_HERE_NOT_TEXT = "create_here_not_text"
     DEADLINE_NOT_REACHED = "deadline_not_reached"
-    DESK_BOT = "desk_bot"
     DESTRUCTION_ROLE = "destruction_role"
     DM_WHICH_GAME = "dm_which_game"
     FALLBACK_SAME = "fallback_same"

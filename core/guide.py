@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from core.legal import ALWAYS, legal_commands
 from core.rules.items import items, spells, ware
 from core.rules.roles import Action, Role, Side, info
 from core.rules.voting import base_weight, current_votes
@@ -46,9 +47,6 @@ class Guide(BaseModel):
     commands: list[str] = Field(default_factory=list)
 
 
-ALWAYS = ["help", "rules", "profile"]
-
-
 def guide(state: GameState | None, uid: int, *, admin: bool = False) -> Guide:
     """The reader's guide; `state` is None in a channel without a game."""
     if state is None:
@@ -62,49 +60,26 @@ def guide(state: GameState | None, uid: int, *, admin: bool = False) -> Guide:
     g.alive = seat is not None and seat.alive
     if seat is not None and state.phase is not PhaseKind.SIGNUP:
         g.role = seat.role
-    cmds: list[str] = ["game status"]
-    duties: list[str] = []
-    phase = state.phase
-    if g.master:
-        duties.append("master_signup" if phase is PhaseKind.SIGNUP else
-                      "master_over" if state.over else "master_run")
-        cmds += _master_commands(state)
-    if phase is PhaseKind.SIGNUP:
-        if seat is None and uid != state.master:
-            duties.append("signup_join")
-            cmds.append("game join")
-        elif seat is not None:
-            duties.append("signup_wait")
-            cmds.append("game leave")
-    elif state.over:
-        if seat is not None:
-            duties.append("game_over")
-            cmds.append("role")
-            if state.options.currency:
-                cmds.append("thank")
-    elif seat is None:
-        if not g.master:
-            duties.append("spectator")
-    else:
-        duties += _player_duties(state, uid)
-        cmds += _player_commands(state, uid)
-    if state.options.currency and seat is not None:
-        cmds.append("wallet")
-    g.duties = duties
-    g.commands = list(dict.fromkeys(cmds + ALWAYS))
+    g.duties = _duties(state, uid, master=g.master)
+    g.commands = legal_commands(state, uid, admin=admin)
     return g
 
 
-def _master_commands(state: GameState) -> list[str]:
+def _duties(state: GameState, uid: int, *, master: bool) -> list[str]:
+    """What the phase asks of the reader, most urgent first (the master's first)."""
+    seat = state.player(uid)
+    out: list[str] = []
+    if master:
+        out.append("master_signup" if state.phase is PhaseKind.SIGNUP else
+                   "master_over" if state.over else "master_run")
     if state.phase is PhaseKind.SIGNUP:
-        return ["game setup", "game options", "game start", "game cancel"]
+        return out + (["signup_wait"] if seat is not None else
+                      [] if uid == state.master else ["signup_join"])
     if state.over:
-        return []
-    out = ["master advance", "master extend", "master kick", "master log", "master replace",
-           "master prod", "game cancel"]
-    if state.options.currency:
-        out.insert(3, "master bonus")
-    return out
+        return out + (["game_over"] if seat is not None else [])
+    if seat is None:
+        return out + ([] if master else ["spectator"])
+    return out + _player_duties(state, uid)
 
 
 def _player_duties(state: GameState, uid: int) -> list[str]:
@@ -129,37 +104,6 @@ def _player_duties(state: GameState, uid: int) -> list[str]:
             out.append("pre_order")
     elif state.phase is PhaseKind.NIGHT:
         out.append("wait_morning")
-    return out
-
-
-def _player_commands(state: GameState, uid: int) -> list[str]:
-    seat = state.player(uid)
-    assert seat is not None
-    day = state.phase is PhaseKind.DAY
-    out = ["role"]
-    if not seat.alive:
-        if day and state.number > 0 and base_weight(state, uid):
-            out += ["vote", "unvote", "votes"]
-        return out
-    role = seat.role
-    if day and state.number == 0 and not seat.checked_in:
-        out.append("checkin")
-    if day and state.number > 0:
-        out += ["vote", "votes"] + ([] if state.options.votes_final else ["unvote"])
-    if role is not None and info(role).action is not None:
-        out.append("night")
-    row = info(role) if role is not None else None
-    if row is not None and any(state.with_role(r) for r in row.knows):
-        out.append("share")
-    if row is not None and row.raises_ghosts:
-        out.append("occult exclude")
-    out.append("away")
-    if state.options.shop:
-        out += ["shop", "buy", "cast"]
-    if state.options.crypto:
-        out += ["anon", "whisper"]
-        if state.options.public_moves and row is not None and row.can_reveal:
-            out.append("reveal")
     return out
 
 

@@ -51,6 +51,12 @@ class Card(BaseModel):
     spent: int = 0
     cap: int = 0
     helpless: bool = False
+    #: What the card's renderer needs besides the seat: the phase number, whether the
+    #: role has a night action at all, and which modules are on.
+    number: int = 0
+    acts: bool = False
+    shop: bool = False
+    currency: bool = False
 
 
 class Death(BaseModel):
@@ -84,6 +90,7 @@ class PublicView(BaseModel):
     draw: bool = False
     ghosts: bool = False
     excluded: list[int] = Field(default_factory=list)
+    over: bool = False
 
 
 def card(state: GameState, uid: int) -> Card:
@@ -91,7 +98,8 @@ def card(state: GameState, uid: int) -> Card:
     if p is None:
         raise RuleError(ErrorCode.NOT_A_PLAYER)
     c = Card(uid=uid, name=p.name, alive=p.alive, role=p.role, side=p.side, clan=p.clan,
-             rank=p.rank, notices=list(p.notices))
+             rank=p.rank, notices=list(p.notices), number=state.number,
+             shop=state.options.shop, currency=state.options.currency)
     if p.role is None:
         return c
     c.teams = [team for team, members in channels.teams(state).items() if uid in members]
@@ -100,6 +108,7 @@ def card(state: GameState, uid: int) -> Card:
         if q is not None:
             c.mates.append(Mate(uid=m, role=q.role, alive=q.alive))
     c.first_night = info(p.role).first_night
+    c.acts = info(p.role).action is not None
     if state.phase in (PhaseKind.DAY, PhaseKind.NIGHT):
         c.night_move = night_rules.night_action(state, p)
         c.moves = night_rules.moves_allowed(state, p)
@@ -143,7 +152,7 @@ def public_view(state: GameState) -> PublicView:
         number=state.number, deadline=state.deadline,
         players=[p.uid for p in state.players], names={p.uid: p.name for p in state.players},
         living=[p.uid for p in state.living()], dead=dead, winners=state.winners,
-        draw=state.draw, excluded=list(state.occult_excluded),
+        draw=state.draw, excluded=list(state.occult_excluded), over=state.over,
         ghosts=ghosts_allowed(state),
     )
     if state.phase is PhaseKind.DAY and state.number == 0:

@@ -44,9 +44,23 @@ def test_ruff_clean() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-def test_mypy_clean_on_core() -> None:
-    run = subprocess.run([_tool("mypy"), "core"], cwd=ROOT, capture_output=True, text=True)
+STRICT = ["core", "cogs", "bot.py", "cli.py"]  # strict in pyproject.toml's mypy override
+
+
+def test_mypy_strict_clean_on_core_cogs_bot_and_cli() -> None:
+    run = subprocess.run([_tool("mypy"), *STRICT], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_strict_override_names_what_the_mypy_test_checks() -> None:
+    """The files checked are checked strictly: the override lists each of them."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    strict = {m for o in config["tool"]["mypy"]["overrides"] if o.get("strict")
+              for m in o["module"]}
+    wanted = {p.removesuffix(".py") if p.endswith(".py") else f"{p}.*" for p in STRICT}
+    assert wanted <= strict
 
 
 # --- the import graph: no circles, every import points down the layers -----------------
@@ -72,9 +86,10 @@ def _modules(root: Path) -> dict[str, Path]:
     return out
 
 
-def _runtime_imports(name: str, path: Path, known: set[str]) -> set[str]:
+def _runtime_imports(name: str, path: Path, known: set[str], *,
+                     typing: bool = False) -> set[str]:
     """The project modules `name` imports when it runs (function bodies included,
-    `if TYPE_CHECKING:` blocks left out)."""
+    `if TYPE_CHECKING:` blocks left out unless `typing`)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
@@ -86,7 +101,7 @@ def _runtime_imports(name: str, path: Path, known: set[str]) -> set[str]:
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
+            if isinstance(child, ast.If) and _is_type_checking(child.test) and not typing:
                 for stmt in child.orelse:
                     visit_one(stmt)
                 continue
@@ -109,9 +124,10 @@ def _runtime_imports(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+def import_graph(root: Path = ROOT, *, typing: bool = False) -> dict[str, set[str]]:
+    """Who imports whom; `typing`: the imports made for the type checker alone too."""
     modules = _modules(root)
-    return {n: _runtime_imports(n, p, set(modules)) for n, p in modules.items()}
+    return {n: _runtime_imports(n, p, set(modules), typing=typing) for n, p in modules.items()}
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -166,24 +182,94 @@ def test_no_import_cycles() -> None:
     assert import_cycles(import_graph()) == []
 
 
+def test_no_import_cycles_even_for_the_type_checker() -> None:
+    """The cogs type the bot as cogs.utils.bot.MafiaBot, never as bot.py's class: no
+    circle hides behind `if TYPE_CHECKING:` either."""
+    assert import_cycles(import_graph(typing=True)) == []
+
+
 def test_imports_point_down_the_layers() -> None:
-    graph = import_graph()
+    graph = import_graph(typing=True)
     extensions = _extensions()
     wrong = sorted(
         (m, i) for m, imports in graph.items() for i in imports
         if (_top(m) == "core" and _top(i) in ("cogs", "bot", "cli", "archive"))
+        # the rules never reach down into storage (core.settings only names its modules)
+        or (_top(m) == "core" and not m.startswith("core.storage")
+            and i.startswith("core.storage"))
         or (_top(m) in ("cogs", "archive") and _top(i) in ("bot", "cli"))
         or (m == "bot" and i in extensions))
     assert wrong == []
+
+
+#: What bot.py builds at construction besides the shared helpers of cogs/utils/: the
+#: outbox's deliverer and the REST budget (tests and benchmarks use both before login).
+BOT_WIRES = {"cogs.delivery", "cogs.ratelimits"}
+
+
+def test_bot_imports_no_cog_but_the_machinery_it_wires() -> None:
+    """Extensions load by name; the cogs' type of the bot is cogs.utils.bot.MafiaBot."""
+    cogs = {i for i in import_graph(typing=True)["bot"]
+            if _top(i) == "cogs" and not i.startswith("cogs.utils")}
+    assert cogs <= BOT_WIRES, cogs - BOT_WIRES
 
 
 def test_the_graph_sees_a_circle_through_a_function_body(tmp_path: Path) -> None:
     (tmp_path / "core").mkdir()
     (tmp_path / "core" / "__init__.py").write_text("")
     (tmp_path / "core" / "a.py").write_text("from core import b\n")
+    (tmp_path / "bot.py").write_text("")
     (tmp_path / "core" / "b.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import bot\n"
         "def f():\n    from .a import x\n")
     graph = import_graph(tmp_path)
     assert import_cycles(graph) == [["core.a", "core.b"]]
     assert "bot" not in graph["core.b"]
+    assert "bot" in import_graph(tmp_path, typing=True)["core.b"]
+
+
+# --- the Discord layer sees views, never the rules' insides ---------------------------------
+FORBIDDEN_TO_COGS = ("core.rules", "core.state", "core.engine")
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module `path` names in an import, at any depth (function bodies and
+    `if TYPE_CHECKING:` blocks included): `from core import rules` names core.rules.
+    Relative imports stay inside cogs/, so they are left out."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def _forbidden(names: set[str]) -> list[str]:
+    return sorted(n for n in names
+                  if any(n == f or n.startswith(f + ".") for f in FORBIDDEN_TO_COGS))
+
+
+def discord_layer_leaks(root: Path = ROOT) -> dict[str, list[str]]:
+    files = [root / "bot.py", *sorted((root / "cogs").rglob("*.py"))]
+    found = {str(f.relative_to(root)): _forbidden(_all_imports(f)) for f in files if f.exists()}
+    return {f: names for f, names in found.items() if names}
+
+
+def test_cogs_and_bot_never_import_the_rules_the_state_or_the_engine() -> None:
+    """Cogs read views (core.views, core.visibility) and the vocabulary (core.vocabulary);
+    secrecy then holds by construction, not by convention."""
+    assert discord_layer_leaks() == {}
+
+
+def test_the_leak_test_would_catch_a_hidden_import(tmp_path: Path) -> None:
+    (tmp_path / "cogs").mkdir()
+    (tmp_path / "bot.py").write_text("from core import views\n")
+    (tmp_path / "cogs" / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.state import X\n")
+    (tmp_path / "cogs" / "b.py").write_text("def f():\n    import core.engine\n")
+    (tmp_path / "cogs" / "c.py").write_text("from core import rules\n")
+    assert discord_layer_leaks(tmp_path) == {
+        "cogs/a.py": ["core.state", "core.state.X"], "cogs/b.py": ["core.engine"],
+        "cogs/c.py": ["core.rules"]}

@@ -5,33 +5,36 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
 from core import commands as c
-from core.errors import RuleError
+from core.errors import ErrorCode, RuleError
 from core.i18n import t
 
 from ..utils.actions import cast_vote, join_or_leave, send_card
+from ..utils.bot import MafiaBot
 from ..utils.errors import send_error
-
-if TYPE_CHECKING:
-    from bot import MafiaBot
 
 MAX_OPTIONS = 25
 log = logging.getLogger("mafia")
 
 
-async def _guarded(interaction: discord.Interaction[Any], work: Any) -> None:
+def payload(interaction: discord.Interaction[Any]) -> dict[str, Any]:
+    """The component's raw data (custom_id, chosen values), whichever kind it is."""
+    return dict(interaction.data or {})
+
+
+async def _guarded(interaction: discord.Interaction[MafiaBot], work: Any) -> None:
     """Component callbacks report refusals and failures like commands do (MafiaTree)."""
     try:
         await work
     except RuleError as err:
         await send_error(interaction, err)
     except Exception:
-        log.exception("component %s failed", (interaction.data or {}).get("custom_id"))
-        await send_error(interaction, RuleError("internal_error"))
+        log.exception("component %s failed", payload(interaction).get("custom_id"))
+        await send_error(interaction, RuleError(ErrorCode.INTERNAL_ERROR))
 
 
 class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
@@ -89,13 +92,10 @@ class VoteSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
         return cls(int(match["game"]), int(match["day"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        values = (interaction.data or {}).get("values", [])  # type: ignore[union-attr]
+        values = payload(interaction).get("values", [])
         target = int(values[0]) if values else 0
         await _guarded(interaction, cast_vote(interaction, self.game_id, target,
                                               shout=False, day=self.day))
-
-
-DYNAMIC_ITEMS = (RoleButton, SignupButton, VoteSelect)
 
 
 def role_view(game_id: int, lang: str) -> discord.ui.View:
@@ -121,4 +121,4 @@ def day_view(bot: MafiaBot, game_id: int, day: int, living: list[tuple[int, str]
     return view
 
 
-__all__ = ["DYNAMIC_ITEMS", "RoleButton", "SignupButton", "VoteSelect", "c"]
+__all__ = ["RoleButton", "SignupButton", "VoteSelect", "c"]

@@ -8,7 +8,7 @@ import discord
 from core.guide import OPTIONS, Guide, price_of, role_facts, spell_time, topic_ids
 from core.i18n import has_key, t
 from core.narrate import role_name
-from core.rules.roles import Role
+from core.vocabulary import Role
 
 COLOUR = discord.Colour.blurple()
 

@@ -6,8 +6,8 @@ import discord
 
 from core.i18n import t
 from core.narrate import duration, role_name, team_name
-from core.rules.setup import composition_for
-from core.state import GameState, PhaseKind
+from core.views import LobbyView
+from core.vocabulary import PhaseKind
 
 from .limits import clamp_embed
 from .markup import user_text
@@ -19,12 +19,12 @@ SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "p
                  "open_team_channels", "early_night")
 
 
-def signup_embed(state: GameState, lang: str) -> discord.Embed:
-    embed = discord.Embed(title=t("signup.title", lang, title=user_text(state.title)),
-                          description=user_text(state.plot) or None,
+def signup_embed(view: LobbyView, lang: str) -> discord.Embed:
+    embed = discord.Embed(title=t("signup.title", lang, title=user_text(view.title)),
+                          description=user_text(view.plot) or None,
                           colour=discord.Colour.gold())
-    o = state.options
-    embed.add_field(name=t("status.master", lang), value=mention(state.master), inline=True)
+    o = view.options
+    embed.add_field(name=t("status.master", lang), value=mention(view.master), inline=True)
     embed.add_field(name=t("signup.phases", lang), value=t(
         "signup.phase_lengths", lang, day=duration(o.day_minutes, lang),
         night=duration(o.night_minutes, lang)), inline=True)
@@ -36,29 +36,26 @@ def signup_embed(state: GameState, lang: str) -> discord.Embed:
     options.append(t("signup.option.reminder", lang, count=o.reminder_minutes)
                    if o.reminder_minutes else t("signup.option.reminder_off", lang))
     embed.add_field(name=t("signup.options", lang), value="\n".join(options), inline=False)
-    players = "\n".join(f"{i}. {mention(p.uid)}" for i, p in enumerate(state.players, 1))
-    embed.add_field(name=t("signup.players", lang, count=len(state.players)),
+    players = "\n".join(f"{i}. {mention(uid)}" for i, uid in enumerate(view.players, 1))
+    embed.add_field(name=t("signup.players", lang, count=len(view.players)),
                     value=players or t("signup.nobody", lang), inline=False)
-    embed.add_field(name=t("signup.roles", lang), value=composition_text(state, lang),
+    embed.add_field(name=t("signup.roles", lang), value=composition_text(view, lang),
                     inline=False)
-    if state.phase is not PhaseKind.SIGNUP:
-        embed.set_footer(text=t(f"signup.closed.{state.phase}", lang))
+    if view.phase is not PhaseKind.SIGNUP:
+        embed.set_footer(text=t(f"signup.closed.{view.phase}", lang))
     else:
         embed.set_footer(text=t("signup.how", lang))
     return clamp_embed(embed)
 
 
-def composition_text(state: GameState, lang: str) -> str:
-    try:
-        comp = composition_for(state.roles_text, max(len(state.players), 6),
-                               extra_roles=state.options.extra_roles)
-    except Exception:
-        return user_text(state.roles_text) if state.roles_text else t("signup.preset", lang)
+def composition_text(view: LobbyView, lang: str) -> str:
+    if view.composition is None:
+        return user_text(view.roles_text) if view.roles_text else t("signup.preset", lang)
     rows = []
-    for role, count, clan in comp.describe():
+    for role, count, clan in view.composition:
         label = role_name(role, lang) + (f" ×{count}" if count > 1 else "")
         if clan:
             label += f" ({team_name(f'clan:{clan}', lang)})"
         rows.append(label)
-    head = t("signup.preset", lang) if state.roles_text is None else t("signup.custom", lang)
+    head = t("signup.preset", lang) if view.roles_text is None else t("signup.custom", lang)
     return head + "\n" + ", ".join(rows)

@@ -9,10 +9,9 @@ import discord
 from core.events import Event
 from core.i18n import t
 from core.narrate import describe, item_name, payouts_text, role_name, team_name, votes
-from core.rules.roles import info
-from core.rules.shop import catalogue
-from core.state import GameState, PhaseKind
-from core.visibility import Card, PublicView, tally_rows
+from core.views import ShopView
+from core.visibility import Card, PublicView
+from core.vocabulary import PhaseKind
 
 from .limits import FIELD_VALUE, clamp_embed, clip
 from .markup import user_data, user_text
@@ -109,23 +108,22 @@ def tally_text(view: PublicView, lang: str) -> str:
     return "\n".join(lines) or t("votes.none", lang)
 
 
-def tally_embed(state: GameState, view: PublicView, lang: str) -> discord.Embed:
-    view.tally = tally_rows(state) if state.phase is PhaseKind.DAY else []
-    embed = discord.Embed(title=t("votes.title", lang, number=state.number),
+def tally_embed(view: PublicView, lang: str) -> discord.Embed:
+    """/votes: the day's count as the public view holds it (empty outside voting days)."""
+    embed = discord.Embed(title=t("votes.title", lang, number=view.number),
                           description=tally_text(view, lang), colour=RED)
     if view.ghosts:
         embed.set_footer(text=t("votes.ghost_note", lang))
     return clamp_embed(embed)
 
 
-def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
+def card_embed(card: Card, lang: str) -> discord.Embed:
     """The secret role card; only ever sent as an ephemeral reply."""
     if card.role is None:
         return discord.Embed(description=t("card.no_role_yet", lang), colour=GREY)
-    ri = info(card.role)
     embed = discord.Embed(title=t("card.title", lang, role=role_name(str(card.role), lang)),
                           description=t(f"role.{card.role}.power", lang), colour=PURPLE)
-    side = t(f"side.{ri.side}.name", lang)
+    side = t(f"side.{card.side}.name", lang)
     if card.clan is not None:
         side += " · " + team_name(f"clan:{card.clan}", lang)
         if card.rank is not None:
@@ -149,20 +147,20 @@ def card_embed(card: Card, state: GameState, lang: str) -> discord.Embed:
             t("card.order", lang, action=t(f"action.{o.action}", lang), target=mention(o.target),
               fallback=mention(o.fallback) if o.fallback else "—") for o in card.orders
         ) or t("card.no_order", lang)
-        embed.add_field(name=t("card.night", lang, number=state.number,
+        embed.add_field(name=t("card.night", lang, number=card.number,
                                moves=card.moves), value=orders[:1024], inline=False)
-    elif card.alive and ri.action is not None and state.number < card.first_night:
-        embed.add_field(name=t("card.night", lang, number=state.number, moves=0),
+    elif card.alive and card.acts and card.number < card.first_night:
+        embed.add_field(name=t("card.night", lang, number=card.number, moves=0),
                         value=t("card.from_night", lang, night=card.first_night), inline=False)
     results = [notice_text(n.kind, n.data, n.night, lang) for n in card.notices]
     results = [r for r in results if r]
     if results:
         embed.add_field(name=t("card.results", lang), value=latest(results[-15:], FIELD_VALUE),
                         inline=False)
-    if state.options.shop:
+    if card.shop:
         inv = ", ".join(item_name(i.kind, i.against, lang) for i in card.inventory) or "—"
         embed.add_field(name=t("card.inventory", lang), value=inv[:1024], inline=False)
-    if state.options.currency:
+    if card.currency:
         embed.add_field(name=t("card.spent", lang),
                         value=t("card.spent_value", lang, spent=card.spent, cap=card.cap),
                         inline=True)
@@ -198,18 +196,15 @@ def notice_text(kind: str, data: dict[str, Any], night: int, lang: str) -> str:
     return t(key, lang, night=night, **params)
 
 
-def shop_embed(state: GameState, uid: int, lang: str, balance: int) -> discord.Embed:
+def shop_embed(shop: ShopView, lang: str, balance: int) -> discord.Embed:
     embed = discord.Embed(title=t("shop.title", lang),
                           description=t("shop.balance", lang,
                                         balance=t("currency.lira", lang, count=balance)),
                           colour=GREEN)
-    items, spells = [], []
-    for what, against, price in catalogue(state, uid):
-        lira = t("currency.lira", lang, count=price)
-        if what in ("protection", "alarm_clock", "cheque_book", "spiked_club"):
-            items.append(t("shop.row", lang, name=item_name(what, against, lang), price=lira))
-        else:
-            spells.append(t("shop.row", lang, name=t(f"spell.{what}.name", lang), price=lira))
+    items = [t("shop.row", lang, name=item_name(r.what, r.against, lang),
+               price=t("currency.lira", lang, count=r.price)) for r in shop.items]
+    spells = [t("shop.row", lang, name=t(f"spell.{r.what}.name", lang),
+                price=t("currency.lira", lang, count=r.price)) for r in shop.spells]
     embed.add_field(name=t("shop.items", lang), value="\n".join(items)[:1024] or "—",
                     inline=False)
     embed.add_field(name=t("shop.spells", lang), value="\n".join(spells)[:1024], inline=False)

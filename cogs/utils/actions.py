@@ -4,35 +4,32 @@ or leaving, casting a vote. Here, not in the cogs, so that the components
 
 from __future__ import annotations
 
-from typing import Any
-
 import discord
 
 from core import commands as c
-from core.errors import RuleError
 from core.i18n import t
+from core.views import menu_seen
 from core.visibility import card
 
-from ..base import now
 from ..ui.markup import user_text
 from ..ui.render import card_embed, reply_embed
 from ..ui.text import user_lang
+from .bot import MafiaBot, now
 
 
-async def send_card(interaction: discord.Interaction[Any], game_id: int) -> None:
+async def send_card(interaction: discord.Interaction[MafiaBot], game_id: int) -> None:
     """The caller's own card, as an ephemeral reply: the only way a role is shown."""
-    bot: Any = interaction.client
-    state = await bot.service.state(game_id)
-    mine = card(state, interaction.user.id)
+    bot = interaction.client
+    mine = card(await bot.service.state(game_id), interaction.user.id)
     await interaction.response.send_message(
-        embed=card_embed(mine, state, user_lang(interaction)), ephemeral=True)
+        embed=card_embed(mine, user_lang(interaction)), ephemeral=True)
 
 
-async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, action: str
+async def join_or_leave(interaction: discord.Interaction[MafiaBot], game_id: int, action: str
                         ) -> None:
     """Shared by /game join|leave and the signup message's buttons."""
     bot = interaction.client
-    info = await bot.service.info(game_id)  # type: ignore[attr-defined]
+    info = await bot.service.info(game_id)
     cmd: c.Command
     if action == "join":
         name = getattr(interaction.user, "display_name", interaction.user.name)
@@ -40,7 +37,7 @@ async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, act
                      bot=interaction.user.bot, handle=interaction.user.name[:100])
     else:
         cmd = c.Leave(by=interaction.user.id, at=now())
-    applied = await bot.apply(info, cmd)  # type: ignore[attr-defined]
+    applied = await bot.apply(info, cmd)
     lang = user_lang(interaction)
     key = "lobby.joined" if action == "join" else "lobby.left"
     await interaction.response.send_message(
@@ -48,18 +45,15 @@ async def join_or_leave(interaction: discord.Interaction[Any], game_id: int, act
         ephemeral=True)
 
 
-async def cast_vote(interaction: discord.Interaction[Any], game_id: int, target: int, *,
+async def cast_vote(interaction: discord.Interaction[MafiaBot], game_id: int, target: int, *,
                     shout: bool, day: int | None = None,
                     seen: tuple[int, int] | None = None) -> None:
     """Shared by /vote (`seen`: the phase the command was sent in) and the day
     announcement's menu (`day`); the outbox posts the vote."""
-    bot: Any = interaction.client
+    bot = interaction.client
     info = await bot.service.info(game_id)
-    state = await bot.service.state(game_id)
-    if day is not None and (state.number != day or state.phase.value != "day"):
-        raise RuleError("menu_expired")
     if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
-        seen = (state.serial, state.number)
+        seen = menu_seen(await bot.service.state(game_id), day)
     perms = interaction.permissions
     applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
                                            shout=shout, admin=bool(perms.manage_guild),

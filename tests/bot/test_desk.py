@@ -253,7 +253,7 @@ async def test_replacement_from_the_standby_list(h: Harness) -> None:
     res = await t.do(t.master, "master replace", old=str(t.players[0].id))
     assert res.ephemeral and res.text == tr("error.standby_empty", "en")
     res = await t.do(t.master, "master replace", old=str(t.players[0].id), new=robot.id)
-    assert res.ephemeral and res.text == tr("error.desk_bot", "en")
+    assert res.ephemeral and res.text == tr("error.bot_cannot_play", "en")
     res = await t.do(t.master, "master replace", old=str(t.players[0].id), standby="12345")
     assert res.ephemeral and res.text == tr("error.unknown_player", "en", name="12345")
     assert (await t.state()).model_dump_json() == before  # refusals change nothing

@@ -133,9 +133,7 @@ async def test_master_replace_refuses_a_bot(h: Harness) -> None:
     before = await rows()
     res = await table.do(table.master, "master replace", old=str(table.players[0].id),
                          new=robot)
-    # the desk's own early check (desk_bot) or the engine's (bot_cannot_play)
-    assert res.ephemeral and res.text in (t("error.bot_cannot_play", "en"),
-                                          t("error.desk_bot", "en")), res.text
+    assert res.ephemeral and res.text == t("error.bot_cannot_play", "en"), res.text
     assert await rows() == before
 
 

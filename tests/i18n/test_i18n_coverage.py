@@ -50,6 +50,7 @@ from core.rules.phases import GRAVEYARD
 from core.rules.roles import Action, Role, Side
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import DeathCause, Options, PhaseKind
+from core.views import lobby_view, shop_view
 from core.visibility import card, public_view
 from tests.i18n.test_i18n_sources import call_name, python_files, readable, string_values
 
@@ -416,13 +417,13 @@ def render_state(out: Rendered, table: Recorder) -> None:
         view = public_view(s)
         out.embed(lang, f"status {s.phase}", status_embed(view, lang))
         if s.phase is PhaseKind.DAY:
-            out.embed(lang, "tally", tally_embed(s, public_view(s), lang))
-        out.embed(lang, "signup", signup_embed(s, lang))
+            out.embed(lang, "tally", tally_embed(public_view(s), lang))
+        out.embed(lang, "signup", signup_embed(lobby_view(s), lang))
         for p in s.players:
-            out.embed(lang, f"card {p.role}", card_embed(card(s, p.uid), s, lang))
+            out.embed(lang, f"card {p.role}", card_embed(card(s, p.uid), lang))
         if s.options.shop and s.living():
             uid = s.living()[0].uid
-            out.embed(lang, "shop", shop_embed(s, uid, lang, 37))
+            out.embed(lang, "shop", shop_embed(shop_view(s, uid), lang, 37))
             for kind in attacker_kinds(s):
                 out.add(lang, f"attacker {kind}", attacker_name(kind, lang))
 

@@ -34,6 +34,7 @@ from cogs.ui.render import (
 from core.events import Event
 from core.sim import play
 from core.state import GameState, Notice, Options
+from core.views import lobby_view, shop_view
 from core.visibility import card, public_view
 from tests.harness.world import ApiError, validate_message_body
 
@@ -141,11 +142,11 @@ def test_every_reply_renderer_fits_with_the_longest_inputs(games: list[Any], lan
         state = long_state(played)
         view = public_view(state)
         check([Part(embeds=[status_embed(view, lang)])])
-        check([Part(embeds=[tally_embed(state, view, lang)])])
-        check([Part(embeds=[signup_embed(state, lang)])])
+        check([Part(embeds=[tally_embed(view, lang)])])
+        check([Part(embeds=[signup_embed(lobby_view(state), lang)])])
         for p in state.players:
-            check([Part(embeds=[card_embed(card(state, p.uid), state, lang)])])
-            check([Part(embeds=[shop_embed(state, p.uid, lang, 10**9)])])
+            check([Part(embeds=[card_embed(card(state, p.uid), lang)])])
+            check([Part(embeds=[shop_embed(shop_view(state, p.uid), lang, 10**9)])])
 
 
 def test_splitting_keeps_every_character_and_cuts_at_lines() -> None:
