@@ -191,7 +191,7 @@ def call_to_action(event: Event, lang: str, when: When = _iso_minutes) -> str:
 def _composition_row(row: list[Any], lang: str) -> str:
     role, count, clan = row
     text = role_name(role, lang) + (f" ×{count}" if count > 1 else "")
-    return text + (f" ({team_name(f'clan:{clan}', lang)})" if clan else "")
+    return text + (f" ({team_name(Team.clan(clan), lang)})" if clan else "")
 
 
 def _day_result(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
