@@ -11,7 +11,6 @@ from discord.app_commands import Range
 from core import commands as c
 from core.errors import ErrorCode, RuleError
 from core.i18n import t
-from core.narrate import team_name
 from core.storage import wallets
 from core.storage.models import UserStats
 
@@ -68,7 +67,7 @@ class Economy(GameCog):
         by_side: dict[str, int] = json.loads(stats.wins_by_side) if stats else {}
         if by_side:
             embed.add_field(name=t("profile.by_side", lang), value="\n".join(
-                f"{team_name(side, lang)}: {n}" for side, n in sorted(by_side.items())),
+                f"{t(f'side.{side}.name', lang)}: {n}" for side, n in sorted(by_side.items())),
                 inline=False)
         embed.add_field(name=t("profile.lira", lang), value=t(
             "currency.lira", lang, count=balance) if balance is not None

@@ -8,6 +8,7 @@ from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
 from core.storage import wallets
+from core.storage.models import UserStats
 from tests.bot.helpers import checkin_all, confirmed, open_table, start
 from tests.harness import Harness
 
@@ -122,6 +123,16 @@ async def test_currency_wallets_payouts_thanks_and_profile(h: Harness) -> None:
     assert master_after == master_before + 6
     res = await t.do(t.players[0], "profile")
     assert res.ephemeral
+    # a winner's profile counts the win under his side's name (not a raw catalogue key)
+    seat = next(p for p in state.players if p.team is not None and p.team in state.winners)
+    res = await t.do(next(u for u in t.players if u.id == seat.uid), "profile")
+    assert res.ephemeral and f"{tr(f'side.{seat.side}.name', 'en')}: 1" in res.text, res.text
+    # every side is named, the mafia's too (its key is not a team's)
+    await UserStats.filter(guild_id=guild, user_id=seat.uid).update(
+        wins_by_side='{"negative": 2, "neutral": 1, "positive": 1}')
+    res = await t.do(next(u for u in t.players if u.id == seat.uid), "profile")
+    for side, n in (("negative", 2), ("neutral", 1), ("positive", 1)):
+        assert f"{tr(f'side.{side}.name', 'en')}: {n}" in res.text, res.text
 
 
 async def test_shop_buy_cast_and_refusals_change_nothing(h: Harness) -> None:
