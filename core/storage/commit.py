@@ -23,7 +23,7 @@ from core import engine
 from core.archive import files_for
 from core.commands import COMMAND_ADAPTER, Command
 from core.events import EVENTS_ADAPTER, Event
-from core.rules.owing import REMINDER
+from core.rules.owing import REMINDER, reminder_at
 from core.state import GameState, PhaseKind
 from core.storage import statements
 from core.storage.hooks import Commit, CommitHook
@@ -104,7 +104,8 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any], sta
     command_json = COMMAND_ADAPTER.dump_json(p.command).decode()
     events_json = EVENTS_ADAPTER.dump_json(p.out.events).decode()
     values: dict[str, Any] = {
-        "state": state_json, "deadline": new.deadline, "seq": new.seq,
+        "state": state_json, "deadline": new.deadline, "reminder_at": reminder_at(new),
+        "seq": new.seq,
         "outbox_seq": p.outbox_seq + len(rows), "updated_at": now, **columns,
     }
     # Indexed columns only when they change: an unchanged index entry costs nothing

@@ -19,6 +19,10 @@ from core.storage.models import Game
 from core.storage.retry import Stale
 
 _JSON_MAPS = ("private_channels", "live_messages")
+# The columns GameInfo is made of: lookups of many games read these, never the state.
+INFO_FIELDS = ("id", "guild_id", "channel_id", "master_id", "title", "phase", "active",
+               "deadline", "seq", "language", "signup_message_id", "category_id",
+               "private_channels", "live_messages")
 
 
 class DiscordPatch(BaseModel):

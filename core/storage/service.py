@@ -27,7 +27,7 @@ import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -43,6 +43,7 @@ from core.events import EVENTS_ADAPTER, Event
 from core.rules.owing import reminder_at
 from core.state import GameState, Options
 from core.storage import statements
+from core.storage.cache import DEFAULT_SIZE, Slot, Slots
 from core.storage.commit import EVENT_KIND as EVENT_KIND
 from core.storage.commit import Applied as Applied
 from core.storage.commit import Bundler as Bundler
@@ -56,9 +57,9 @@ from core.storage.groupcommit import GroupCommitter
 from core.storage.hooks import Commit as Commit
 from core.storage.hooks import CommitHook as CommitHook
 from core.storage.models import EventLog, Game, GuildSettings
+from core.storage.patches import INFO_FIELDS, patch_writer, patched
 from core.storage.patches import DiscordPatch as DiscordPatch
 from core.storage.patches import GameInfo as GameInfo
-from core.storage.patches import patch_writer, patched
 from core.storage.retry import ATTEMPTS as ATTEMPTS
 from core.storage.retry import Stale, as_stale, retrying, settle
 from core.storage.timing import utcnow
@@ -81,37 +82,26 @@ class ReplayMismatch(AssertionError):
     """The stored state is not what the log replays to: a bug, never a user error."""
 
 
-@dataclass
-class _Slot:
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    state: GameState | None = None
-    state_json: str | None = None  # `state` as stored, when known (saves a dump per command)
-    outbox_seq: int = 0
-    guild_id: int = 0
-    # The game's row as GameInfo, valid only while `state` is cached: both are read
-    # together (under the lock) and written through on every commit of this service.
-    info: GameInfo | None = None
-
-    def forget(self) -> None:
-        """The database may hold something else now: read it again next time."""
-        self.state = None
-
-
 class GameService:
     """Create games, apply commands durably, answer the bot's lookups, replay the log."""
 
     def __init__(self, *, route: Callable[[Event], bool] = default_route,
                  clock: Callable[[], datetime] = utcnow, owns: GuildFilter | None = None,
-                 limits: GameLimits | None = None) -> None:
+                 limits: GameLimits | None = None,
+                 cache_size: int | None = DEFAULT_SIZE) -> None:
         """`owns` (None: every guild) limits what this process serves: active_games,
         pending_deadlines and the deadline listeners see only games of guilds it owns,
         and an OutboxWorker built on this service delivers only their entries
-        (see core.storage.sharding.guild_filter for Discord's shard rule)."""
+        (see core.storage.sharding.guild_filter for Discord's shard rule).
+
+        `cache_size` (None: unbounded) caps the states kept in memory: the games
+        touched most recently (core/storage/cache.py)."""
         self._route = route
         self._clock = clock
         self.limits = limits  # None: no cap on open games (the bot passes its settings')
         self.owns = owns
-        self._slots: dict[int, _Slot] = {}
+        self._slot = Slots(cache_size)
+        self._slots = self._slot.slots  # game id -> Slot (a game's lock and cached state)
         self._channels: dict[int, int] = {}  # channel id -> id of a game seen running there
         self._create_lock = asyncio.Lock()
         self.deadline_listeners: list[DeadlineListener] = []
@@ -146,7 +136,8 @@ class GameService:
                     active_channel_id=channel_id, master_id=master_id, title=title,
                     plot=plot, options=state.options.model_dump_json(), seed=seed,
                     state=state.model_dump_json(), phase=str(state.phase), active=True,
-                    deadline=state.deadline, seq=state.seq, outbox_seq=len(rows_json),
+                    deadline=state.deadline, reminder_at=reminder_at(state), seq=state.seq,
+                    outbox_seq=len(rows_json),
                     language=language or state.options.language,
                 )
                 await statements.insert_outbox(conn, game.id, 0, rows_json, now)
@@ -164,6 +155,7 @@ class GameService:
                 raise RuleError(ErrorCode.CHANNEL_HAS_GAME, game=existing.id) from exc
         slot = self._slot(game_id)
         slot.state, slot.outbox_seq, slot.guild_id = state, len(rows_json), guild_id
+        self._slot.cached(game_id)
         slot.state_json = None
         slot.info = self._seen(GameInfo(
             id=game_id, guild_id=guild_id, channel_id=channel_id, master_id=master_id,
@@ -230,6 +222,7 @@ class GameService:
                     raise Stale() from None  # another game spent the wallet: decide anew
                 raise
             slot.state, slot.state_json = out.state, stored_json
+            self._slot.cached(game_id)
             slot.outbox_seq += written
             if slot.info is not None:
                 slot.info = patched(replace(
@@ -239,7 +232,7 @@ class GameService:
 
         async with slot.lock:
             old, out, written, cancelled = await retrying(
-                game_id, attempt, forget=slot.forget,
+                game_id, attempt, forget=lambda: self._slot.drop(game_id),
                 keeps=lambda exc: bool(refused) and exc is refused[-1])
         new = out.state
         if (new.deadline != old.deadline or new.over != old.over) \
@@ -271,7 +264,8 @@ class GameService:
             return cancelled
 
         async with slot.lock:
-            cancelled = await retrying(game_id, attempt, forget=slot.forget)
+            cancelled = await retrying(game_id, attempt,
+                                       forget=lambda: self._slot.drop(game_id))
         if extra:
             self._notify_outbox()
         if cancelled:
@@ -355,7 +349,7 @@ class GameService:
 
     async def active_games(self) -> list[GameInfo]:
         """Running games of the guilds this process owns, oldest first."""
-        rows = await Game.filter(active=True).order_by("id")
+        rows = await Game.filter(active=True).order_by("id").only(*INFO_FIELDS)
         return [GameInfo.of(r) for r in rows if self.owned(r.guild_id)]
 
     async def pending_deadlines(self) -> dict[int, datetime]:
@@ -368,20 +362,12 @@ class GameService:
 
     async def pending_reminders(self) -> dict[int, datetime]:
         """game id -> when the scheduled reminder of every running game (of an owned
-        guild) is due: derived from the stored state, so it survives restarts."""
-        rows = await Game.filter(active=True, deadline__isnull=False) \
-            .values_list("id", "guild_id", "state")
-        out: dict[int, datetime] = {}
-        for gid, guild, text in rows:
-            if not self.owned(int(guild)):
-                continue
-            slot = self._slots.get(int(gid))
-            state = slot.state if slot is not None and slot.state is not None \
-                else GameState.model_validate_json(str(text))
-            due = reminder_at(state)
-            if due is not None:
-                out[int(gid)] = due
-        return out
+        guild) is due: the `reminder_at` column each commit writes (no state is read),
+        so it survives restarts."""
+        rows = await Game.filter(active=True, reminder_at__isnull=False) \
+            .values_list("id", "guild_id", "reminder_at")
+        return {int(gid): due for gid, guild, due in rows
+                if isinstance(due, datetime) and self.owned(int(guild))}
 
     async def log(self, game_id: int) -> list[tuple[int, Command, list[Event]]]:
         """The game's EventLog in order: (seq, command, events)."""
@@ -429,9 +415,10 @@ class GameService:
     # --- internals -------------------------------------------------------------
     def forget(self, game_id: int | None = None) -> None:
         """Drop cached states (all, or one game's) so the next access reads the database."""
-        slots = self._slots.values() if game_id is None else [self._slot(game_id)]
-        for slot in slots:
-            slot.forget()
+        if game_id is None:
+            self._slot.drop_all()
+        else:
+            self._slot.drop(game_id)
 
     def _cached_info(self, game_id: int) -> GameInfo | None:
         """The cached GameInfo, while the game's state is cached too (else None)."""
@@ -445,13 +432,7 @@ class GameService:
             self._channels[info.channel_id] = info.id
         return info
 
-    def _slot(self, game_id: int) -> _Slot:
-        slot = self._slots.get(game_id)
-        if slot is None:
-            slot = self._slots[game_id] = _Slot()
-        return slot
-
-    async def _loaded(self, game_id: int, slot: _Slot) -> GameState:
+    async def _loaded(self, game_id: int, slot: Slot) -> GameState:
         if slot.state is None:
             row = await Game.get_or_none(id=game_id)
             if row is None:
@@ -459,6 +440,7 @@ class GameService:
             slot.state, slot.state_json = GameState.model_validate_json(row.state), row.state
             slot.outbox_seq, slot.guild_id = row.outbox_seq, row.guild_id
             slot.info = self._seen(GameInfo.of(row))
+            self._slot.cached(game_id)
         return slot.state
 
     def _notify_deadline(self, game_id: int, deadline: datetime | None) -> None:
