@@ -303,6 +303,7 @@ class GameService:
         """The current state (shared with the cache: treat it as read-only)."""
         slot = self._slot(game_id)
         if slot.state is not None:
+            self._slot.cached(game_id)  # read: as recent as a write
             return slot.state
         async with slot.lock:
             return await self._loaded(game_id, slot)
