@@ -42,7 +42,7 @@ async def test_evicted_games_reload_and_play_on(storage_db: str) -> None:
     await svc.close()
 
 
-async def test_a_locked_game_keeps_its_slot_when_evicted(game_service: GameService) -> None:
+async def test_a_locked_game_keeps_its_slot_when_evicted(storage_db: str) -> None:
     svc = GameService(cache_size=1)
     first = await started_game(svc, channel=10)
     lock = svc._slots[first].lock
