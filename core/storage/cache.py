@@ -44,7 +44,7 @@ class Slots:
     """
 
     def __init__(self, size: int | None = DEFAULT_SIZE) -> None:
-        self.size = size  # None: unbounded
+        self.size = None if size is None else max(1, size)  # None: unbounded
         self.slots: dict[int, Slot] = {}
         self._recent: OrderedDict[int, None] = OrderedDict()  # cached, oldest first
 

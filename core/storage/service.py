@@ -434,15 +434,17 @@ class GameService:
         return info
 
     async def _loaded(self, game_id: int, slot: Slot) -> GameState:
-        if slot.state is None:
+        state = slot.state
+        if state is None:
             row = await Game.get_or_none(id=game_id)
             if row is None:
                 raise GameNotFound(game_id)
-            slot.state, slot.state_json = GameState.model_validate_json(row.state), row.state
+            state = GameState.model_validate_json(row.state)
+            slot.state, slot.state_json = state, row.state
             slot.outbox_seq, slot.guild_id = row.outbox_seq, row.guild_id
             slot.info = self._seen(GameInfo.of(row))
             self._slot.cached(game_id)
-        return slot.state
+        return state
 
     def _notify_deadline(self, game_id: int, deadline: datetime | None) -> None:
         self._notify(self.deadline_listeners, game_id, deadline)
