@@ -312,7 +312,7 @@ class GameService:
         cached = self._cached_info(game_id)
         if cached is not None:
             return cached
-        row = await Game.get_or_none(id=game_id)
+        row = await Game.filter(id=game_id).only(*INFO_FIELDS).first()
         if row is None:
             raise GameNotFound(game_id)
         return self._seen(GameInfo.of(row))
@@ -323,12 +323,13 @@ class GameService:
         cached = self._cached_info(game_id) if game_id is not None else None
         if cached is not None and cached.active and cached.channel_id == channel_id:
             return cached
-        row = await Game.get_or_none(active_channel_id=channel_id)
+        row = await Game.filter(active_channel_id=channel_id).only(*INFO_FIELDS).first()
         return self._seen(GameInfo.of(row)) if row else None
 
     async def last_game_in_channel(self, channel_id: int) -> GameInfo | None:
         """The latest game of this channel, running or over (for /thank, /role after it)."""
-        row = await Game.filter(channel_id=channel_id).order_by("-id").first()
+        row = await Game.filter(channel_id=channel_id).order_by("-id").only(*INFO_FIELDS) \
+            .first()
         return GameInfo.of(row) if row else None
 
     async def games_of_user(self, guild_id: int | None, user_id: int) -> list[GameInfo]:
