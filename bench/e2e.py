@@ -230,7 +230,8 @@ class Bench:
 @contextlib.asynccontextmanager
 async def running_bot(workdir: Path) -> AsyncIterator[Bench]:
     """A MafiaBot on `workdir`/bench.db (the folder must exist) inside the harness."""
-    settings = Settings(discord_token="bench", database_url=f"sqlite://{workdir / 'bench.db'}")
+    settings = Settings(discord_token="bench", database_url=f"sqlite://{workdir / 'bench.db'}",
+                        max_games_per_guild=GAMES_PER_GUILD)  # the bench seats 50 a guild
     tune_runtime()  # as `mafia-bot run` does
     bot = MafiaBot(settings, state_dir=workdir)
     async with Harness(bot, timeout=60.0) as h:

@@ -260,7 +260,9 @@ def tally_updates(old: GameState, new: GameState) -> list[tuple[str, LiveTally]]
     if old.phase is not PhaseKind.DAY and new.phase is not PhaseKind.DAY:
         return []
     out: list[tuple[str, LiveTally]] = []
-    final = closed_tally(old, new)
+    # closed_tally is None while the day goes on: skip its count of `old` then
+    still = new.phase is PhaseKind.DAY and new.number == old.number
+    final = None if still else closed_tally(old, new)
     if final is not None:
         out.append(("close", final))
     now = live_tally(new)

@@ -51,6 +51,9 @@ class Game(Model):
     phase = fields.CharField(max_length=16, db_index=True)
     active = fields.BooleanField(default=True, db_index=True)
     deadline = fields.DatetimeField(null=True)
+    # When the scheduled reminder of the deadline is due (core.rules.owing.reminder_at of
+    # the state): a restarted bot re-arms reminders from columns, parsing no state.
+    reminder_at = fields.DatetimeField(null=True)
     seq = fields.IntField(default=0)
     outbox_seq = fields.IntField(default=0)  # last outbox ordinal handed out
     language = fields.CharField(max_length=16, default="ru")

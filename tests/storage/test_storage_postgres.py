@@ -19,9 +19,10 @@ from tortoise.transactions import in_transaction
 from bench.soak import simulate_stored
 from core.sim import MASTER, play
 from core.state import Options
+from core.storage.commit import count_stats
 from core.storage.db import close_db, init_db
 from core.storage.models import Game, Ledger, UserStats, Wallet
-from core.storage.service import GameService, _count_stats
+from core.storage.service import GameService
 
 
 async def test_simulated_games_on_postgres(postgres_url: str) -> None:
@@ -43,7 +44,7 @@ async def test_games_ending_at_once_count_every_game(storage_url: str) -> None:
         async def end_one() -> None:
             await gate.wait()
             async with in_transaction() as conn:
-                await _count_stats(conn, 77, ended)
+                await count_stats(conn, 77, ended)
                 await asyncio.sleep(0.01)  # keep the transaction open: they overlap
 
         tasks = [asyncio.create_task(end_one()) for _ in range(8)]

@@ -1,0 +1,191 @@
+"""The commit path: what one accepted command writes, in one transaction.
+
+The game row (state, seq guard), its EventLog row, its Outbox rows (events the
+route keeps, what the derivers and bundlers add, the caller's extras), the seating
+and statistics mirrors, and the commit hooks (the currency ledger). The transaction
+may be shared with other games' commands (core/storage/groupcommit.py), so
+everything here only writes through the connection it is given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.expressions import F
+
+from core import engine
+from core.archive import files_for
+from core.commands import COMMAND_ADAPTER, Command
+from core.events import EVENTS_ADAPTER, Event
+from core.rules.owing import REMINDER, reminder_at
+from core.state import GameState, PhaseKind
+from core.storage import statements
+from core.storage.hooks import Commit, CommitHook
+from core.storage.models import GamePlayer, UserStats
+from core.storage.retry import Stale
+
+EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
+
+
+def default_route(event: Event) -> bool:
+    """Events that must reach Discord even across a crash: channel posts (public, team),
+    and reminders (no interaction is there to answer them: the scheduler sends them).
+
+    Other private notes ('players', 'master') are answered by the Discord layer from
+    the returned events; it can make any of them durable with `extra_outbox`.
+    """
+    return event.audience.kind in ("public", "team") or event.kind == REMINDER
+
+
+class OutboxItem(BaseModel):
+    """An outbox payload the caller adds to a command's transaction (e.g. 'edit signup')."""
+
+    model_config = ConfigDict(frozen=True)
+    kind: str
+    payload: dict[str, Any]
+
+
+# Given a command's (old state, new state, events): Discord work it makes due beyond its
+# events (e.g. an edit of a live message), written in the same transaction.
+OutboxDeriver = Callable[[GameState, GameState, list[Event]], list[OutboxItem]]
+# Extra outbox entries derived from a command (e.g. core.places: pushes to the players'
+# private places): (kind, payload) rows to write before the command's event rows, and
+# rows to write after them. Pure: it runs inside the command's transaction.
+OutboxRows = list[tuple[str, dict[str, Any]]]
+Bundler = Callable[[Command, GameState, GameState, list[Event]], tuple[OutboxRows, OutboxRows]]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A committed command: the new state (read-only!), its events and its log number."""
+
+    state: GameState
+    events: list[Event]
+    game_id: int
+    seq: int
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One command ready to commit: where the game stood, what the engine made of it."""
+
+    game_id: int
+    guild_id: int
+    outbox_seq: int  # the game's last outbox ordinal, as read
+    old: GameState
+    out: engine.Outcome
+    command: Command
+
+
+def outbox_rows(p: Pending, extra: list[tuple[str, str]], route: Callable[[Event], bool],
+                derivers: list[OutboxDeriver], bundlers: list[Bundler]
+                ) -> list[tuple[str, str]]:
+    """The command's outbox rows in delivery order, payloads as JSON."""
+    new, events = p.out.state, p.out.events
+    rows = [(EVENT_KIND, dumps(event_payload(new.seq, e))) for e in events if route(e)]
+    for derive in derivers:
+        rows += [(i.kind, dumps(i.payload)) for i in derive(p.old, new, events)]
+    for bundle in bundlers:
+        first, last = bundle(p.command, p.old, new, events)
+        rows = [(k, dumps(v)) for k, v in first] + rows + [(k, dumps(v)) for k, v in last]
+    return rows + extra
+
+
+def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any], state_json: str,
+           now: datetime, hooks: list[CommitHook]) -> Callable[[BaseDBAsyncClient], Any]:
+    """The transaction body of one command (run again as a whole if its group fails)."""
+    old, new = p.old, p.out.state
+    command_json = COMMAND_ADAPTER.dump_json(p.command).decode()
+    events_json = EVENTS_ADAPTER.dump_json(p.out.events).decode()
+    values: dict[str, Any] = {
+        "state": state_json, "deadline": new.deadline, "reminder_at": reminder_at(new),
+        "seq": new.seq,
+        "outbox_seq": p.outbox_seq + len(rows), "updated_at": now, **columns,
+    }
+    # Indexed columns only when they change: an unchanged index entry costs nothing
+    # to keep, while SET rewrites it (pages in the WAL, synced on every commit).
+    if new.phase is not old.phase:
+        values["phase"] = str(new.phase)
+    if new.over != old.over:
+        values["active"] = not new.over
+    if new.over:
+        values["active_channel_id"] = None  # frees the channel for the next game
+    hooks = list(hooks)
+
+    async def write(conn: BaseDBAsyncClient) -> None:
+        n = await statements.update_game(conn, p.game_id, values, seq=old.seq,
+                                         outbox_seq=p.outbox_seq)
+        if n != 1:
+            raise Stale()
+        await statements.insert_log(conn, p.game_id, new.seq, command_json, events_json, now)
+        await statements.insert_outbox(conn, p.game_id, p.outbox_seq, rows, now)
+        if [q.uid for q in old.players] != [q.uid for q in new.players]:
+            await seat_players(conn, p.game_id, p.guild_id, new)
+        if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
+            await count_stats(conn, p.guild_id, new)
+        if hooks:
+            commit = Commit(game_id=p.game_id, guild_id=p.guild_id, command=p.command,
+                            old=old, new=new, events=p.out.events)
+            for hook in hooks:
+                await hook(conn, commit)
+
+    return write
+
+
+def event_payload(seq: int, event: Event) -> dict[str, Any]:
+    """An event's outbox payload; `files` (if any) say what files to attach when it is
+    delivered (built then from committed data: core.archive.files_for)."""
+    payload: dict[str, Any] = {"seq": seq, "event": event.model_dump(mode="json")}
+    files = files_for(event)
+    if files:
+        payload["files"] = files
+    return payload
+
+
+def dumps(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+async def seat_players(conn: BaseDBAsyncClient, game_id: int, guild_id: int,
+                       state: GameState) -> None:
+    """Mirror the seating: few writes, only when someone joins, leaves or is replaced."""
+    await GamePlayer.filter(game_id=game_id).using_db(conn).delete()
+    seats = [GamePlayer(game_id=game_id, guild_id=guild_id, user_id=p.uid, seat=i)
+             for i, p in enumerate(state.players)]
+    if seats:
+        await GamePlayer.bulk_create(seats, using_db=conn)
+
+
+async def count_stats(conn: BaseDBAsyncClient, guild_id: int, state: GameState) -> None:
+    """One finished game (and a win, if the player's team won) for everybody seated.
+
+    Safe beside other writers: missing rows are inserted with ON CONFLICT DO NOTHING
+    (two games ending at once in one guild cannot both create a row), the rows are
+    then locked in id order (PostgreSQL; SQLite holds its one write lock already) and
+    the counters move by atomic `x = x + 1` updates.
+    """
+    uids = sorted({p.uid for p in state.players})
+    if not uids:
+        return
+    await UserStats.bulk_create([UserStats(guild_id=guild_id, user_id=uid) for uid in uids],
+                                ignore_conflicts=True, using_db=conn)
+    rows = await UserStats.filter(guild_id=guild_id, user_id__in=uids).order_by("id") \
+        .select_for_update().using_db(conn)
+    await UserStats.filter(guild_id=guild_id, user_id__in=uids).using_db(conn) \
+        .update(games=F("games") + 1)
+    sides = {p.uid: str(p.side) for p in state.players
+             if p.team is not None and p.team in state.winners and p.side is not None}
+    for row in rows:
+        side = sides.get(row.user_id)
+        if side is None:
+            continue
+        by_side: dict[str, int] = json.loads(row.wins_by_side)
+        by_side[side] = by_side.get(side, 0) + 1
+        await UserStats.filter(id=row.id).using_db(conn).update(
+            wins=F("wins") + 1, wins_by_side=json.dumps(by_side, sort_keys=True))

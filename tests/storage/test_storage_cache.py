@@ -1,0 +1,99 @@
+"""The bounded state cache: evicted games are read again from the database and play on
+exactly; a restart re-arms deadlines and reminders from columns, parsing no state."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from tortoise.connection import get_connection
+from tortoise.migrations.executor import MigrationExecutor, MigrationTarget
+
+from core import commands as c
+from core.rules.owing import reminder_at
+from core.settings import database_config
+from core.state import GameState
+from core.storage.db import close_db, init_db
+from core.storage.models import Game
+from core.storage.service import GameService
+
+from .test_storage_scheduler import MASTER, T0, started_game
+
+
+async def test_evicted_games_reload_and_play_on(storage_db: str) -> None:
+    svc = GameService(cache_size=2)
+    games = [await started_game(svc, channel=10 + i) for i in range(4)]
+    assert len(svc._slot) == 2  # only the two games touched last keep their state
+    cached = [g for g in games if svc._slots.get(g) is not None
+              and svc._slots[g].state is not None]
+    assert cached == games[2:]
+    assert games[0] not in svc._slots  # an evicted game's slot goes too (its lock was free)
+    for round_ in range(2):  # every command meets an evicted game: read, apply, evict
+        for i, gid in enumerate(games):
+            await svc.apply(gid, c.CheckIn(by=100 + round_ * 3 + i % 3, at=T0))
+            assert len(svc._slot) <= 2
+    for gid in games:
+        state = await svc.state(gid)  # read back from the database when evicted
+        assert state == await svc.verify(gid)  # the stored state is the replay's, exactly
+        assert state.seq == (await svc.info(gid)).seq
+    other = GameService()  # a fresh process sees the same games
+    assert [await other.state(g) for g in games] == [await svc.state(g) for g in games]
+    await svc.close()
+
+
+async def test_a_locked_game_keeps_its_slot_when_evicted(storage_db: str) -> None:
+    svc = GameService(cache_size=1)
+    first = await started_game(svc, channel=10)
+    lock = svc._slots[first].lock
+    async with lock:  # a command of `first` in flight
+        await started_game(svc, channel=11)  # evicts first's state, not its slot
+        assert svc._slots[first].lock is lock and svc._slots[first].state is None
+        blocked = asyncio.ensure_future(svc.apply(first, c.CheckIn(by=100, at=T0)))
+        await asyncio.sleep(0.01)
+        assert not blocked.done()  # still serialized behind the lock
+    await blocked
+    await svc.verify(first)
+    await svc.close()
+
+
+async def test_restart_rearms_from_columns(storage_db: str) -> None:
+    svc = GameService()
+    gids = [await started_game(svc, channel=10 + i) for i in range(3)]
+    states = [await svc.state(g) for g in gids]
+    await svc.close()
+    fresh = GameService()
+    with pytest.MonkeyPatch.context() as mp:
+        def refuse(*args: object, **kwargs: object) -> GameState:
+            raise AssertionError("a state was parsed")
+
+        mp.setattr(GameState, "model_validate_json", refuse)
+        deadlines = await fresh.pending_deadlines()
+        reminders = await fresh.pending_reminders()
+        infos = await fresh.active_games()
+    assert deadlines == {g: s.deadline for g, s in zip(gids, states, strict=True)}
+    assert reminders == {g: reminder_at(s) for g, s in zip(gids, states, strict=True)}
+    assert all(r is not None for r in reminders.values())
+    assert [i.id for i in infos] == gids and len(fresh._slot) == 0
+
+
+async def test_a_database_from_before_the_reminder_column(storage_url: str) -> None:
+    """Migration 0003 fills the due reminders of running games from their states."""
+    await init_db(storage_url)
+    svc = GameService()
+    gid = await started_game(svc)
+    await svc.apply(gid, c.Extend(by=MASTER, at=T0, minutes=30))
+    due = reminder_at(await svc.state(gid))
+    assert due is not None
+    await svc.close()
+    apps = database_config(storage_url)["apps"]
+    await MigrationExecutor(get_connection("default"), apps).migrate(
+        [MigrationTarget("models", "0002_live_messages")])  # back to the old schema
+    await close_db()
+    await init_db(storage_url)  # as a new release starts on the old database
+    try:
+        assert await Game.filter(id=gid).values_list("reminder_at", flat=True) == [due]
+        assert await GameService().pending_reminders() == {gid: due}
+        assert due == (await GameService().state(gid)).deadline - timedelta(minutes=60)
+    finally:
+        await close_db()
