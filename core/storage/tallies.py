@@ -6,7 +6,7 @@ is the rules' answer (core.visibility.tally_updates); this only packs them."""
 from __future__ import annotations
 
 from core.state import GameState
-from core.storage.service import OutboxItem
+from core.storage.commit import OutboxItem
 from core.visibility import LiveTally, tally_updates
 
 TALLY_KIND = "tally"  # Outbox.kind of live-count entries
