@@ -29,6 +29,7 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 
 from core.events import Event
 from core.storage.budget import FairSlots
+from core.storage.db import background
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.timing import cancel_all, doze, utcnow
@@ -188,6 +189,10 @@ class OutboxWorker:
         return await Outbox.filter(status=DELIVERED, delivered_at__lt=cutoff).delete()
 
     async def _run(self) -> None:
+        with background():  # its scans and reads (and its serving tasks') yield to commands
+            await self._loop()
+
+    async def _loop(self) -> None:
         while True:
             self._wake.clear()
             if self._lanes == 1:
@@ -374,10 +379,11 @@ class OutboxWorker:
             await Outbox.filter(id__in=ids).using_db(conn) \
                 .update(status=DELIVERED, delivered_at=now)
 
-        if self._service is not None:
-            await self._service.write(mark)
-        else:
-            await mark(None)
+        with background(False):  # commands may share this commit: it is not theirs to wait on
+            if self._service is not None:
+                await self._service.write(mark)
+            else:
+                await mark(None)
 
     async def _not_delivered(self, row: Outbox, entry: OutboxEntry, exc: Exception) -> None:
         """Wait as Discord asks (RetryAfter: no attempt counted), park at once
