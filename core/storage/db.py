@@ -9,9 +9,11 @@ migrations run under an advisory lock, on SQLite a process that lost the race
 reconnects and retries, then finds the schema already there.
 
 On SQLite every query and transaction takes turns on one connection. Background work
-(the outbox's scans and reads, marked with `background()`) waits behind what a command
-needs: a command committed during a deadline storm queues behind at most the one query
-in flight, not behind every game's outbox reads (`PriorityLock`).
+(the outbox's writes, marked with `background()`) waits behind what a command needs: a
+command committed during a deadline storm queues behind at most the one query in flight,
+not behind every game's outbox work (`PriorityLock`). The outbox's reads do not take
+turns there at all: on a SQLite file they go through a second connection (`reader()`),
+which in WAL mode reads the last commit without waiting for the writer.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from core.settings import database_config
 log = logging.getLogger(__name__)
 
 _context: TortoiseContext | None = None
+_reader: BaseDBAsyncClient | None = None
 _MIGRATION_LOCK = 0x6D61666961  # pg_advisory_lock key: "mafia"
 _MIGRATION_TRIES = 3
 
@@ -103,6 +106,27 @@ class PriorityLock:
         self.release()
 
 
+def reader() -> BaseDBAsyncClient | None:
+    """The connection for reads outside a transaction that need not wait for a commit in
+    flight (the outbox's scans; a command's look at wallet balances, which its commit
+    checks again): a second connection on a SQLite file, with the same priorities; None
+    elsewhere (PostgreSQL has a pool; an in-memory SQLite database exists only on its one
+    connection), where the default connection serves."""
+    return _reader
+
+
+async def _open_reader(default: BaseDBAsyncClient) -> None:
+    global _reader
+    filename = str(getattr(default, "filename", ":memory:"))
+    if filename == ":memory:" or filename.startswith("file::memory:"):
+        return
+    pragmas = dict(getattr(default, "pragmas", {}))
+    client = type(default)(filename, connection_name="reader", **pragmas)  # type: ignore[misc]
+    client._lock = PriorityLock()  # type: ignore[attr-defined]
+    await client.create_connection(with_db=True)
+    _reader = client
+
+
 async def migrate(config: dict[str, Any]) -> None:
     """Apply every migration in core/storage/migrations not yet recorded in the database."""
     assert _context is not None
@@ -159,6 +183,8 @@ async def init_db(url: str, *, run_migrations: bool = True) -> TortoiseContext:
                 await ctx.db("default").create_connection(with_db=True)
             if run_migrations:
                 await migrate(config)
+            if sqlite:
+                await _open_reader(ctx.db("default"))
             return ctx
         except Exception:
             await close_db()
@@ -176,7 +202,10 @@ async def init_db(url: str, *, run_migrations: bool = True) -> TortoiseContext:
 
 async def close_db() -> None:
     """Close the connections; safe to call twice."""
-    global _context
+    global _context, _reader
     ctx, _context = _context, None
+    reading, _reader = _reader, None
+    if reading is not None:
+        await reading.close()
     if ctx is not None:
         await ctx.close_connections()

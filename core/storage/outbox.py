@@ -26,10 +26,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.queryset import QuerySet
 
 from core.events import Event
 from core.storage.budget import FairSlots
-from core.storage.db import background
+from core.storage.db import background, reader
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.timing import cancel_all, doze, utcnow
@@ -179,8 +180,8 @@ class OutboxWorker:
         if self._lanes == 1:
             return False
         mine = self._lane(entry)
-        rows = await Outbox.filter(game_id=entry.game_id, status=PENDING,
-                                   ordinal__lt=entry.ordinal)
+        rows = await _read(Outbox.filter(game_id=entry.game_id, status=PENDING,
+                                         ordinal__lt=entry.ordinal))
         return any(self._lane(_entry(row)) != mine for row in rows)
 
     async def prune(self, keep: timedelta = timedelta(days=7)) -> int:
@@ -221,7 +222,7 @@ class OutboxWorker:
 
     async def _pending_games(self, **filters: Any) -> list[int]:
         """Games (of owned guilds) with pending entries matching `filters`."""
-        query = Outbox.filter(status=PENDING, **filters).distinct()
+        query = _read(Outbox.filter(status=PENDING, **filters).distinct())
         if self._owns is None:
             return [int(g) for g in await query.values_list("game_id", flat=True)]  # type: ignore[call-overload]
         owns = self._owns
@@ -238,7 +239,7 @@ class OutboxWorker:
     async def _pending_lanes(self) -> list[tuple[int, int]]:
         """(game, lane) pairs with pending entries, urgent lanes first; each entry's
         payload is read once to learn its lane."""
-        query = Outbox.filter(status=PENDING)
+        query = _read(Outbox.filter(status=PENDING))
         if self._owns is None:
             rows = [(int(i), int(g), 0) for i, g in
                     await query.values_list("id", "game_id")]
@@ -249,7 +250,7 @@ class OutboxWorker:
                     if owns(int(guild))]
         unknown = [i for i, _, _ in rows if i not in self._lane_of]
         for start in range(0, len(unknown), 500):
-            for row in await Outbox.filter(id__in=unknown[start:start + 500]):
+            for row in await _read(Outbox.filter(id__in=unknown[start:start + 500])):
                 self._lane_of[row.id] = self._lane(_entry(row))
         live = {i for i, _, _ in rows}
         self._lane_of = {i: lane for i, lane in self._lane_of.items() if i in live}
@@ -268,12 +269,19 @@ class OutboxWorker:
         """The game's next pending entries of `lane` (up to a batch) in ordinal order, and
         whether that is all the game has pending in the lane."""
         if self._lanes == 1:
-            rows = await Outbox.filter(game_id=game_id, status=PENDING) \
-                .order_by("ordinal").limit(self._batch_size)
+            rows = await _read(Outbox.filter(game_id=game_id, status=PENDING)
+                               .order_by("ordinal").limit(self._batch_size))
             return rows, len(rows) < self._batch_size
-        rows = await Outbox.filter(game_id=game_id, status=PENDING).order_by("ordinal")
-        mine = [row for row in rows if self._lane(_entry(row)) == lane]
+        rows = await _read(Outbox.filter(game_id=game_id, status=PENDING).order_by("ordinal"))
+        mine = [row for row in rows if self._lane_of_row(row) == lane]
         return mine[:self._batch_size], len(mine) <= self._batch_size
+
+    def _lane_of_row(self, row: Outbox) -> int:
+        """The row's lane, its payload parsed only the first time (the scan keeps them)."""
+        known = self._lane_of.get(row.id)
+        if known is None:
+            known = self._lane_of[row.id] = self._lane(_entry(row))
+        return known
 
     async def _serve(self, game_id: int, lane: int = 0) -> None:
         """Deliver one game's entries of one lane strictly in ordinal order until none is
@@ -333,8 +341,9 @@ class OutboxWorker:
             return True
         if complete:
             return False  # the rows fetched were all there is
-        later = await Outbox.filter(game_id=head.game_id, status=PENDING, kind=head.kind,  # type: ignore[attr-defined]
-                                    ordinal__gt=head.ordinal).values_list("payload", flat=True)
+        later = await _read(Outbox.filter(game_id=head.game_id, status=PENDING,  # type: ignore[attr-defined]
+                                          kind=head.kind, ordinal__gt=head.ordinal)
+                            ).values_list("payload", flat=True)
         return any(_coalesce_key(str(p)) == key for p in later)
 
     async def _attempt(self, row: Outbox, lane: int = 0) -> int:
@@ -419,6 +428,13 @@ class OutboxWorker:
             except Exception:
                 log.exception("notify_parked failed for outbox %s of game %s",
                               entry.ordinal, entry.game_id)
+
+
+def _read(query: QuerySet[Outbox]) -> QuerySet[Outbox]:
+    """A read of the outbox on the reader connection (core.storage.db.reader), if any:
+    it does not wait for the writer (commands, commits) nor make them wait."""
+    connection = reader()
+    return query if connection is None else query.using_db(connection)
 
 
 def _coalesce_key(payload: str) -> str | None:
