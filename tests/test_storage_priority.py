@@ -88,3 +88,27 @@ async def test_sqlite_queries_and_transactions_take_the_priority_lock(storage_db
     lock.release()
     await asyncio.gather(reading, writing)
     assert order == ["write", "read"]
+
+
+async def test_the_reader_connection_reads_the_last_commit(storage_db: str) -> None:
+    """On a SQLite file the outbox reads through a second connection: it sees every
+    commit made before the read, and takes no turn on the writer's connection."""
+    from core.storage.db import reader
+
+    if not storage_db.startswith("sqlite"):
+        assert reader() is None
+        return
+    from tortoise import connections
+
+    connection = reader()
+    assert connection is not None and connection is not connections.get("default")
+    assert isinstance(connection._lock, PriorityLock)  # type: ignore[attr-defined]
+    await GuildSettings.create(guild_id=7, language="en")
+    writer = connections.get("default")._lock
+    await writer.acquire()  # the writer's connection busy: the reader still reads
+    try:
+        seen = await asyncio.wait_for(
+            GuildSettings.all().using_db(connection).values_list("guild_id", flat=True), 5)
+    finally:
+        writer.release()
+    assert seen == [7]
