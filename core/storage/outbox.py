@@ -127,6 +127,9 @@ class OutboxWorker:
         self._serving: dict[tuple[int, int], asyncio.Task[None]] = {}
         # lane of each pending entry seen (by row id): payloads are read once
         self._lane_of: dict[int, int] = {}
+        # (game, lane) pairs a scan found due while they were being served: their task
+        # asks for a rescan when it ends (the others need none: a commit wakes the scan)
+        self._skipped: set[tuple[int, int]] = set()
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
         self._slots = [FairSlots(max_concurrent) for _ in range(self._lanes)]
@@ -206,6 +209,8 @@ class OutboxWorker:
                     if (gid, 0) not in self._serving:
                         self._set_busy(0, +1)
                         self._serving[gid, 0] = asyncio.create_task(self._serve(gid, 0))
+                    else:
+                        self._skipped.add((gid, 0))
             else:
                 try:
                     pending = await self._pending_lanes()
@@ -218,6 +223,8 @@ class OutboxWorker:
                     if (gid, lane) not in self._serving:
                         self._set_busy(lane, +1)
                         self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
+                    else:
+                        self._skipped.add((gid, lane))
             await doze(self._wake, self._poll)
 
     async def _pending_games(self, **filters: Any) -> list[int]:
@@ -286,7 +293,7 @@ class OutboxWorker:
     async def _serve(self, game_id: int, lane: int = 0) -> None:
         """Deliver one game's entries of one lane strictly in ordinal order until none is
         due (busy counted by the spawner; not while waiting out a backoff)."""
-        busy = True
+        busy, done = True, False
         try:
             while True:
                 if not busy:
@@ -294,6 +301,7 @@ class OutboxWorker:
                     busy = True
                 rows, complete = await self._due_rows(game_id, lane)
                 if not rows:
+                    done = True
                     return
                 head = rows[0]
                 if await self._superseded(head, rows, complete):
@@ -320,7 +328,8 @@ class OutboxWorker:
                 else:
                     sent = await self._attempt(head, lane)
                 if complete and sent == len(rows):
-                    return  # all there was went out; the scan (see finally) finds newer ones
+                    done = True
+                    return  # all there was went out; the scan finds newer ones
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -330,7 +339,11 @@ class OutboxWorker:
             if busy:
                 self._set_busy(lane, -1)
             self._serving.pop((game_id, lane), None)
-            self._wake.set()  # rescan: entries may have arrived while we were finishing
+            if (game_id, lane) in self._skipped or not done:
+                # rescan: a scan passed this lane over while it was served (entries may
+                # have arrived as it was finishing), or it stopped before its end
+                self._skipped.discard((game_id, lane))
+                self._wake.set()
 
     async def _superseded(self, head: Outbox, rows: list[Outbox], complete: bool) -> bool:
         """Whether a later pending entry carries a newer version of the head's message."""
