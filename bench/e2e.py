@@ -227,11 +227,17 @@ class Bench:
         await self.h.slash(user, command, channel=game.channel_id, **options)
 
 
+def bench_settings(database_url: str) -> Settings:
+    """The bot's settings for a bench: a guild holds GAMES_PER_GUILD open games (the
+    default cap of open games per guild is lower)."""
+    return Settings(discord_token="bench", database_url=database_url,
+                    max_games_per_guild=GAMES_PER_GUILD)
+
+
 @contextlib.asynccontextmanager
 async def running_bot(workdir: Path) -> AsyncIterator[Bench]:
     """A MafiaBot on `workdir`/bench.db (the folder must exist) inside the harness."""
-    settings = Settings(discord_token="bench", database_url=f"sqlite://{workdir / 'bench.db'}",
-                        max_games_per_guild=GAMES_PER_GUILD)  # the bench seats 50 a guild
+    settings = bench_settings(f"sqlite://{workdir / 'bench.db'}")
     tune_runtime()  # as `mafia-bot run` does
     bot = MafiaBot(settings, state_dir=workdir)
     async with Harness(bot, timeout=60.0) as h:

@@ -78,14 +78,12 @@ async def child(db: Path, state_dir: Path, shard: int, count: int, games: int,
     """Shard `shard` of `count`: set up `games` live games, say "ready", wait for "go" on
     stdin, run the closed loop, say "result"."""
     from bot import MafiaBot, tune_runtime
-    from core.settings import Settings
     from core.storage.sharding import shard_of
     from tests.harness import Harness
 
-    from .e2e import GAMES_PER_GUILD, Bench, LatencyProbe, closed_loop
+    from .e2e import Bench, LatencyProbe, bench_settings, closed_loop
 
-    settings = Settings(discord_token="bench", database_url=f"sqlite://{db}",
-                        max_games_per_guild=GAMES_PER_GUILD)  # the bench seats 50 a guild
+    settings = bench_settings(f"sqlite://{db}")
     tune_runtime()  # as `mafia-bot run` does
     bot = MafiaBot(settings, state_dir=state_dir, shard_count=count, shard_ids=[shard])
     h = Harness(bot, timeout=60.0)

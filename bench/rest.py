@@ -21,13 +21,19 @@ Lower bound (what no design can go below):
     so no two of them can be merged: these are the tally's outbox entries)
 Anything else (signup edits, welcome lines, separate death notices, archiving the
 channels) is overhead the ratio shows.
+
+Also reported: the busiest channel's peak messages per 5 s (`ChannelPosts`), the
+figure Discord limits per channel (5 per 5 s); the storm (bench/storm.py) reports it too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
-from collections import Counter
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +48,53 @@ from core.storage.models import Outbox
 from .e2e import EVERYTHING, PLAYERS, running_bot
 
 MAX_PHASES = 60
+CHANNEL_LIMIT = 5  # Discord: 5 messages per 5 s per channel
+CHANNEL_WINDOW = 5.0
+_MESSAGES = re.compile(r"/channels/(\d+)/messages$")
+
+
+class ChannelPosts:
+    """Every message the bot posted, by channel, with the time the fake Discord accepted
+    it on the fake's own clock (the one its limits are judged on: real time, plus the
+    waits the harness skipped), to find the busiest channel's peak per 5 s."""
+
+    def __init__(self, h: Any) -> None:
+        self.h = h
+        self.times: dict[int, list[float]] = defaultdict(list)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[ChannelPosts]:
+        handle, clock = self.h.fake.handle, self.h.fake.limits.clock
+
+        async def counted(method: str, url: str, kwargs: Any) -> Any:
+            response = await handle(method, url, kwargs)
+            if method == "POST" and response.status < 300:
+                found = _MESSAGES.search(url.split("?", 1)[0])
+                if found is not None:
+                    self.times[int(found.group(1))].append(clock())
+            return response
+
+        self.h.fake.handle = counted
+        try:
+            yield self
+        finally:
+            self.h.fake.handle = handle
+
+    def peak(self, window: float = CHANNEL_WINDOW) -> dict[str, Any]:
+        """The most messages one channel got within any `window` seconds (sliding), and
+        how many channels were posted in."""
+        best, busiest = 0, None
+        for channel, times in self.times.items():
+            times = sorted(times)
+            first = 0
+            for last, moment in enumerate(times):
+                while moment - times[first] >= window:
+                    first += 1
+                if last - first + 1 > best:
+                    best, busiest = last - first + 1, channel
+        return {"peak": best, "channel": busiest, "window_s": window,
+                "channels": len(self.times), "messages": sum(map(len, self.times.values())),
+                "limit": CHANNEL_LIMIT}
 
 
 async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
@@ -54,64 +107,65 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
         players = [h.add_member(f"P{i + 1}", guild) for i in range(PLAYERS)]
         channel = guild.general_id
         first = len(h.fake.requests)
-        interactions = 0
-        caused: list[tuple[str, list[Any]]] = []  # (command, REST calls besides its response)
+        with ChannelPosts(h).installed() as posts:
+            interactions = 0
+            caused: list[tuple[str, list[Any]]] = []  # (command, REST calls besides its response)
 
-        async def do(user: Any, command: str, **options: Any) -> Any:
-            """One interaction, then everything its outbox entries send."""
-            nonlocal interactions
-            interactions += 1
-            since = len(h.fake.requests)
-            res = await h.slash(user, command, channel=channel, **options)
-            await bot.outbox.idle(within=60)
-            await h.settle()
-            caused.append((command, [r for r in h.fake.requests[since:] if r.kind == "rest"]))
-            return res
+            async def do(user: Any, command: str, **options: Any) -> Any:
+                """One interaction, then everything its outbox entries send."""
+                nonlocal interactions
+                interactions += 1
+                since = len(h.fake.requests)
+                res = await h.slash(user, command, channel=channel, **options)
+                await bot.outbox.idle(within=60)
+                await h.settle()
+                caused.append((command, [r for r in h.fake.requests[since:] if r.kind == "rest"]))
+                return res
 
-        res = await do(master, "game create", title="Bench", extra_roles=True, currency=True,
-                       shop=True, crypto=True)
-        assert not res.ephemeral, res.text
-        info = await bot.service.game_in_channel(channel)
-        assert info is not None
-        for p in players:
-            res = await do(p, "game join")
+            res = await do(master, "game create", title="Bench", extra_roles=True, currency=True,
+                           shop=True, crypto=True)
+            assert not res.ephemeral, res.text
+            info = await bot.service.game_in_channel(channel)
+            assert info is not None
+            for p in players:
+                res = await do(p, "game join")
+                assert res.ephemeral, res.text
+            res = await do(master, "game start")
             assert res.ephemeral, res.text
-        res = await do(master, "game start")
-        assert res.ephemeral, res.text
-        for _ in range(MAX_PHASES):
+            for _ in range(MAX_PHASES):
+                state = await bot.service.state(info.id)
+                if state.over:
+                    break
+                living = [p.uid for p in state.living()]
+                if state.phase is PhaseKind.DAY and state.number == 0:
+                    for uid in living:
+                        await do(uid, "checkin")
+                elif state.phase is PhaseKind.DAY:
+                    suspects = [p.uid for p in state.living()
+                                if p.side not in (Side.CITIZENS, Side.POSITIVE)] or living
+                    target = rng.choice(suspects)
+                    for uid in living:
+                        if uid != target:
+                            await do(uid, "vote", player=str(target))
+                    others = [u for u in living if u != target]
+                    if others:
+                        await do(target, "vote", player=str(rng.choice(others)))
+                else:
+                    for uid in living:
+                        if night_move(state, uid) is None:
+                            continue
+                        targets = legal_targets(state, uid, "night")
+                        if targets:
+                            await do(uid, "night", target=str(rng.choice(targets)))
+                await do(master, "master advance")
             state = await bot.service.state(info.id)
-            if state.over:
-                break
-            living = [p.uid for p in state.living()]
-            if state.phase is PhaseKind.DAY and state.number == 0:
-                for uid in living:
-                    await do(uid, "checkin")
-            elif state.phase is PhaseKind.DAY:
-                suspects = [p.uid for p in state.living()
-                            if p.side not in (Side.CITIZENS, Side.POSITIVE)] or living
-                target = rng.choice(suspects)
-                for uid in living:
-                    if uid != target:
-                        await do(uid, "vote", player=str(target))
-                others = [u for u in living if u != target]
-                if others:
-                    await do(target, "vote", player=str(rng.choice(others)))
-            else:
-                for uid in living:
-                    if night_move(state, uid) is None:
-                        continue
-                    targets = legal_targets(state, uid, "night")
-                    if targets:
-                        await do(uid, "night", target=str(rng.choice(targets)))
-            await do(master, "master advance")
-        state = await bot.service.state(info.id)
-        assert state.over, "the benchmark game did not end"
-        info = await bot.service.info(info.id)
-        log = await bot.service.log(info.id)
-        events = Counter(e.kind for _, _, evs in log for e in evs)
-        tally_entries = await Outbox.filter(game_id=info.id, kind=TALLY_KIND).count()
-        requests = h.fake.requests[first:]
-        places_bound = await _places_bound(info.id, info.private_channels)
+            assert state.over, "the benchmark game did not end"
+            info = await bot.service.info(info.id)
+            log = await bot.service.log(info.id)
+            events = Counter(e.kind for _, _, evs in log for e in evs)
+            tally_entries = await Outbox.filter(game_id=info.id, kind=TALLY_KIND).count()
+            requests = h.fake.requests[first:]
+            places_bound = await _places_bound(info.id, info.private_channels)
 
     by_kind = Counter(r.kind for r in requests)
     by_route = Counter(r.route or f"{r.method} {r.path}" for r in requests if r.kind == "rest")
@@ -145,6 +199,7 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
         # a storm: one command making a REST call per player (or more) besides its response
         "storm": worst[1] >= PLAYERS or dms > 0,
         "winners": list(state.winners), "draw": state.draw,
+        "channel_peak": posts.peak(),
     }
 
 

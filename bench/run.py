@@ -11,6 +11,8 @@ Sections (README, "Performance"):
   rest      Discord REST calls per complete 12-player game against a lower bound
   storm     N games' deadlines in the same second under Discord's rate limits (the fake
             enforces them in real time): delivery times, 429s, interaction p99
+  scale     5,000 live games in one process (the first guild's built, the rest copied):
+            p99 under 0.02 commands/s per game, memory per game, restart (bench/scale.py)
   memory    memory per live game at 1,000 live games
   restart   time for a new bot to resume 1,000 live games
   archive   the archive and vote pictures of a 30-player 15-day game, and the event
@@ -41,9 +43,10 @@ from core.storage.budget import GLOBAL_LIMIT
 from . import archive as archive_bench
 from . import backends, floor, resume
 from . import engine as engine_bench
+from . import scale as scale_bench
 from .e2e import Bench, measure
 from .processes import measure as measure_processes
-from .rest import rest_per_game
+from .rest import CHANNEL_LIMIT, rest_per_game
 from .storm import deadline_storm, storm_targets
 
 P99_TARGET_MS = 50.0
@@ -75,6 +78,10 @@ class Sizes:
     backend_players: int = 12
     storm_games: int = 500  # live games whose deadlines fall in the same second
     storm_rate: float = 20.0  # commands/s the players send during the storm
+    scale_games: int = 5000  # live games in one process (issue 22: ten times the games)
+    scale_templates: int = 50  # of them built through the service; the rest copied
+    scale_samples: int = 3000  # commands measured (30 s at 100 commands/s)
+    scale_rate: float = scale_bench.RATE_PER_GAME  # commands/s per game
     postgres: str | None = None
     archive_players: int = 30
     archive_days: int = 15
@@ -86,7 +93,8 @@ SMOKE = Sizes(
     e2e_games=[1, 3], e2e_samples={1: 6, 3: 6}, per_game_rate=5.0, saturated_samples=9,
     saturated_workers=3, processes=2, process_games=2, process_samples=6, process_workers=2,
     rotate=3, live_games=4, backend_games=2, backend_players=6, archive_players=8,
-    archive_days=2, storm_games=3, storm_rate=5.0,
+    archive_days=2, storm_games=3, storm_rate=5.0, scale_games=6, scale_templates=2,
+    scale_samples=6, scale_rate=1.0,
 )
 
 
@@ -168,6 +176,11 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
     out["storm"] = await deadline_storm(workdir / "storm", sizes.storm_games,
                                         rate=sizes.storm_rate, log=log)
 
+    log(f"scale: {sizes.scale_games} live games in one process ...")
+    out["scale"] = await scale_bench.measure(
+        workdir / "scale", sizes.scale_games, samples=sizes.scale_samples,
+        rate_per_game=sizes.scale_rate, templates=sizes.scale_templates, log=log)
+
     out["machine"]["load_after"] = os.getloadavg()[0]
     out["targets"] = targets(out)
     out["seconds"] = time.perf_counter() - started
@@ -209,12 +222,26 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                             "target": f"< {archive_bench.TARGET_S:g}",
                             "met": bool(out["archive"]["ok"])},
         **storm_targets(out["storm"]),
+        **scale_bench.scale_targets(out["scale"]),
+        # Discord's per-channel limit (5 messages per 5 s), in the REST game and the storm
+        "busiest_channel_per_5s": {
+            "value": max(out["rest"]["channel_peak"]["peak"],
+                         out["storm"]["channel_peak"]["peak"]),
+            "target": f"<= {CHANNEL_LIMIT}",
+            "met": max(out["rest"]["channel_peak"]["peak"],
+                       out["storm"]["channel_peak"]["peak"]) <= CHANNEL_LIMIT},
     }
 
 
 # --- the table -----------------------------------------------------------------------
 def _f(x: float, digits: int = 1) -> str:
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:,.{digits}f}"
+
+
+def _peak(p: dict[str, Any]) -> str:
+    return (f"busiest channel: {p['peak']} messages within {_f(p['window_s'], 0)} s "
+            f"(Discord allows {p['limit']}; {p['messages']} messages in {p['channels']} "
+            "channels)")
 
 
 def table(out: dict[str, Any]) -> str:
@@ -300,6 +327,7 @@ def table(out: dict[str, Any]) -> str:
     add(f"  most calls caused by one command: {worst['calls']} ({worst['command']}); "
         f"DM channels opened: {r['dm_channels_opened']}; "
         f"{'STORM' if r['storm'] else 'no per-player storm'}")
+    add("  " + _peak(r["channel_peak"]))
     add("")
     mem, rs = out["memory"], out["restart"]
     add(f"MEMORY  {mem['games']} live games: {_f(mem['rss_bytes_per_game'] / 1024)} KiB RSS "
@@ -319,6 +347,20 @@ def table(out: dict[str, Any]) -> str:
     it = st["interactions"]
     add(f"  429s {st['limited']}; interactions during the storm: n {it['n']}, "
         f"p50 {_f(it['p50_ms'])} ms, p99 {_f(it['p99_ms'])} ms")
+    add("  " + _peak(st["channel_peak"]))
+    sc = out["scale"]
+    lat, sr, hl = sc["latency"], sc["restart"], sc["health"]
+    add(f"SCALE  {sc['games']:,} live games in one process ({sc['templates']} built through "
+        f"the service in {_f(sc['built_s'], 0)} s, the rest copies of their guild, made in "
+        f"{_f(sc['copied_s'], 0)} s; every state loaded in {_f(sc['warm_s'], 1)} s)")
+    add(f"  {lat['commands']} commands at {_f(sc['rate_per_game'], 2)}/s per game "
+        f"({_f(lat['rate'], 0)}/s): p50 {_f(lat['all']['p50_ms'])} ms, "
+        f"p95 {_f(lat['all']['p95_ms'])} ms, p99 {_f(lat['all']['p99_ms'])} ms; "
+        f"refused {lat['refused']}, REST failures {hl['failed']}, parked {hl['parked']}")
+    add(f"  memory {_f(sc['memory_kib_per_game'])} KiB RSS per live game (fresh process, "
+        f"every state loaded); restart: ready in {_f(sr['ready_s'], 2)} s "
+        f"({sr['deadlines']:,} deadlines re-armed), every state loaded lazily by "
+        f"{_f(sr['loaded_s'], 2)} s; database {_f(sc['db_bytes'] / 2**20, 0)} MiB")
     add("")
     add(archive_bench.table(out["archive"]))
     add("")
@@ -351,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.processes:
         sizes.processes = args.processes
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
-    for sub in ("e2e", "rest", "storm"):
+    for sub in ("e2e", "rest", "storm", "scale"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     try:
         out = asyncio.run(run(sizes, workdir))

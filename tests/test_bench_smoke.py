@@ -61,6 +61,10 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert rest["places_bound"] > 0 and rest["places_calls"] >= rest["places_bound"]
     assert rest["tally_posts"] == rest["voting_days"]  # one live count per voting day
     assert rest["dm_channels_opened"] == 0
+    # the busiest channel's messages per 5 s: counted from the messages the fake accepted
+    peak = rest["channel_peak"]
+    assert peak["messages"] >= rest["phases"] and 1 <= peak["peak"] <= peak["messages"]
+    assert "busiest channel:" in printed
 
     # the restarted bot found every live game and re-armed every deadline
     assert out["restart"]["games"] == SMOKE.live_games
@@ -68,7 +72,9 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert out["memory"]["games"] == SMOKE.live_games
     assert set(out["targets"]) == {"p99_ms_at_max_games", "throughput_over_floor",
                                    "rest_over_bound", "night_growth_linear", "archive_build_s",
-                                   "storm_429s", "storm_p99_ms", "storm_announce_bound"}
+                                   "storm_429s", "storm_p99_ms", "storm_announce_bound",
+                                   "busiest_channel_per_5s", "scale_p99_ms",
+                                   "scale_kib_per_game", "scale_restart_ready_s"}
     # the archive of a short scripted game was built, sized and timed
     arc = out["archive"]
     assert arc["days"] == SMOKE.archive_days and arc["players"] == SMOKE.archive_players
@@ -80,3 +86,14 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert storm["limited"] == 0 and storm["requests"] >= storm["announce_requests"] > 0
     assert storm["pushes"] > 0 and math.isfinite(storm["bound_ratio"])
     assert "STORM" in printed
+    assert 1 <= storm["channel_peak"]["peak"] <= storm["channel_peak"]["messages"]
+
+    # many games in one process: the copies of the built guild play like the built games
+    scale = out["scale"]
+    assert scale["games"] == SMOKE.scale_games and scale["templates"] == SMOKE.scale_templates
+    assert scale["latency"]["commands"] == SMOKE.scale_samples
+    assert scale["latency"]["refused"] == 0
+    assert scale["health"]["failed"] == scale["health"]["parked"] == 0
+    assert scale["health"]["channels_created"] == 0
+    assert scale["restart"]["games"] == scale["restart"]["deadlines"] == SMOKE.scale_games
+    assert "SCALE" in printed

@@ -26,9 +26,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.queryset import QuerySet
 
 from core.events import Event
 from core.storage.budget import FairSlots
+from core.storage.db import background, reader
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.timing import cancel_all, doze, utcnow
@@ -125,6 +127,9 @@ class OutboxWorker:
         self._serving: dict[tuple[int, int], asyncio.Task[None]] = {}
         # lane of each pending entry seen (by row id): payloads are read once
         self._lane_of: dict[int, int] = {}
+        # (game, lane) pairs a scan found due while they were being served: their task
+        # asks for a rescan when it ends (the others need none: a commit wakes the scan)
+        self._skipped: set[tuple[int, int]] = set()
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
         self._slots = [FairSlots(max_concurrent) for _ in range(self._lanes)]
@@ -178,8 +183,8 @@ class OutboxWorker:
         if self._lanes == 1:
             return False
         mine = self._lane(entry)
-        rows = await Outbox.filter(game_id=entry.game_id, status=PENDING,
-                                   ordinal__lt=entry.ordinal)
+        rows = await _read(Outbox.filter(game_id=entry.game_id, status=PENDING,
+                                         ordinal__lt=entry.ordinal))
         return any(self._lane(_entry(row)) != mine for row in rows)
 
     async def prune(self, keep: timedelta = timedelta(days=7)) -> int:
@@ -188,6 +193,10 @@ class OutboxWorker:
         return await Outbox.filter(status=DELIVERED, delivered_at__lt=cutoff).delete()
 
     async def _run(self) -> None:
+        with background():  # its scans and reads (and its serving tasks') yield to commands
+            await self._loop()
+
+    async def _loop(self) -> None:
         while True:
             self._wake.clear()
             if self._lanes == 1:
@@ -200,6 +209,8 @@ class OutboxWorker:
                     if (gid, 0) not in self._serving:
                         self._set_busy(0, +1)
                         self._serving[gid, 0] = asyncio.create_task(self._serve(gid, 0))
+                    else:
+                        self._skipped.add((gid, 0))
             else:
                 try:
                     pending = await self._pending_lanes()
@@ -212,11 +223,13 @@ class OutboxWorker:
                     if (gid, lane) not in self._serving:
                         self._set_busy(lane, +1)
                         self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
+                    else:
+                        self._skipped.add((gid, lane))
             await doze(self._wake, self._poll)
 
     async def _pending_games(self, **filters: Any) -> list[int]:
         """Games (of owned guilds) with pending entries matching `filters`."""
-        query = Outbox.filter(status=PENDING, **filters).distinct()
+        query = _read(Outbox.filter(status=PENDING, **filters).distinct())
         if self._owns is None:
             return [int(g) for g in await query.values_list("game_id", flat=True)]  # type: ignore[call-overload]
         owns = self._owns
@@ -233,7 +246,7 @@ class OutboxWorker:
     async def _pending_lanes(self) -> list[tuple[int, int]]:
         """(game, lane) pairs with pending entries, urgent lanes first; each entry's
         payload is read once to learn its lane."""
-        query = Outbox.filter(status=PENDING)
+        query = _read(Outbox.filter(status=PENDING))
         if self._owns is None:
             rows = [(int(i), int(g), 0) for i, g in
                     await query.values_list("id", "game_id")]
@@ -244,7 +257,7 @@ class OutboxWorker:
                     if owns(int(guild))]
         unknown = [i for i, _, _ in rows if i not in self._lane_of]
         for start in range(0, len(unknown), 500):
-            for row in await Outbox.filter(id__in=unknown[start:start + 500]):
+            for row in await _read(Outbox.filter(id__in=unknown[start:start + 500])):
                 self._lane_of[row.id] = self._lane(_entry(row))
         live = {i for i, _, _ in rows}
         self._lane_of = {i: lane for i, lane in self._lane_of.items() if i in live}
@@ -263,17 +276,24 @@ class OutboxWorker:
         """The game's next pending entries of `lane` (up to a batch) in ordinal order, and
         whether that is all the game has pending in the lane."""
         if self._lanes == 1:
-            rows = await Outbox.filter(game_id=game_id, status=PENDING) \
-                .order_by("ordinal").limit(self._batch_size)
+            rows = await _read(Outbox.filter(game_id=game_id, status=PENDING)
+                               .order_by("ordinal").limit(self._batch_size))
             return rows, len(rows) < self._batch_size
-        rows = await Outbox.filter(game_id=game_id, status=PENDING).order_by("ordinal")
-        mine = [row for row in rows if self._lane(_entry(row)) == lane]
+        rows = await _read(Outbox.filter(game_id=game_id, status=PENDING).order_by("ordinal"))
+        mine = [row for row in rows if self._lane_of_row(row) == lane]
         return mine[:self._batch_size], len(mine) <= self._batch_size
+
+    def _lane_of_row(self, row: Outbox) -> int:
+        """The row's lane, its payload parsed only the first time (the scan keeps them)."""
+        known = self._lane_of.get(row.id)
+        if known is None:
+            known = self._lane_of[row.id] = self._lane(_entry(row))
+        return known
 
     async def _serve(self, game_id: int, lane: int = 0) -> None:
         """Deliver one game's entries of one lane strictly in ordinal order until none is
         due (busy counted by the spawner; not while waiting out a backoff)."""
-        busy = True
+        busy, done = True, False
         try:
             while True:
                 if not busy:
@@ -281,6 +301,7 @@ class OutboxWorker:
                     busy = True
                 rows, complete = await self._due_rows(game_id, lane)
                 if not rows:
+                    done = True
                     return
                 head = rows[0]
                 if await self._superseded(head, rows, complete):
@@ -307,7 +328,8 @@ class OutboxWorker:
                 else:
                     sent = await self._attempt(head, lane)
                 if complete and sent == len(rows):
-                    return  # all there was went out; the scan (see finally) finds newer ones
+                    done = True
+                    return  # all there was went out; the scan finds newer ones
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -317,7 +339,11 @@ class OutboxWorker:
             if busy:
                 self._set_busy(lane, -1)
             self._serving.pop((game_id, lane), None)
-            self._wake.set()  # rescan: entries may have arrived while we were finishing
+            if (game_id, lane) in self._skipped or not done:
+                # rescan: a scan passed this lane over while it was served (entries may
+                # have arrived as it was finishing), or it stopped before its end
+                self._skipped.discard((game_id, lane))
+                self._wake.set()
 
     async def _superseded(self, head: Outbox, rows: list[Outbox], complete: bool) -> bool:
         """Whether a later pending entry carries a newer version of the head's message."""
@@ -328,8 +354,9 @@ class OutboxWorker:
             return True
         if complete:
             return False  # the rows fetched were all there is
-        later = await Outbox.filter(game_id=head.game_id, status=PENDING, kind=head.kind,  # type: ignore[attr-defined]
-                                    ordinal__gt=head.ordinal).values_list("payload", flat=True)
+        later = await _read(Outbox.filter(game_id=head.game_id, status=PENDING,  # type: ignore[attr-defined]
+                                          kind=head.kind, ordinal__gt=head.ordinal)
+                            ).values_list("payload", flat=True)
         return any(_coalesce_key(str(p)) == key for p in later)
 
     async def _attempt(self, row: Outbox, lane: int = 0) -> int:
@@ -374,10 +401,11 @@ class OutboxWorker:
             await Outbox.filter(id__in=ids).using_db(conn) \
                 .update(status=DELIVERED, delivered_at=now)
 
-        if self._service is not None:
-            await self._service.write(mark)
-        else:
-            await mark(None)
+        with background(False):  # commands may share this commit: it is not theirs to wait on
+            if self._service is not None:
+                await self._service.write(mark)
+            else:
+                await mark(None)
 
     async def _not_delivered(self, row: Outbox, entry: OutboxEntry, exc: Exception) -> None:
         """Wait as Discord asks (RetryAfter: no attempt counted), park at once
@@ -413,6 +441,13 @@ class OutboxWorker:
             except Exception:
                 log.exception("notify_parked failed for outbox %s of game %s",
                               entry.ordinal, entry.game_id)
+
+
+def _read(query: QuerySet[Outbox]) -> QuerySet[Outbox]:
+    """A read of the outbox on the reader connection (core.storage.db.reader), if any:
+    it does not wait for the writer (commands, commits) nor make them wait."""
+    connection = reader()
+    return query if connection is None else query.using_db(connection)
 
 
 def _coalesce_key(payload: str) -> str | None:

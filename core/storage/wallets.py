@@ -18,6 +18,7 @@ from core.commands import Command
 from core.errors import ErrorCode, RuleError
 from core.rules.economy import OPENING_BALANCE, ledger_entries
 from core.state import GameState
+from core.storage.db import reader
 from core.storage.hooks import Commit
 from core.storage.models import Ledger, Wallet
 
@@ -29,8 +30,10 @@ async def balances(conn: BaseDBAsyncClient | None, guild_id: int,
     wanted = sorted(set(uids))
     if not wanted:
         return {}
-    rows = await Wallet.filter(guild_id=guild_id, user_id__in=wanted).using_db(conn) \
-        .values_list("user_id", "balance")
+    # outside a transaction: the last commit, read without waiting behind one in flight
+    # (a command's funds are checked again by its own commit, core/storage/service.py)
+    rows = await Wallet.filter(guild_id=guild_id, user_id__in=wanted) \
+        .using_db(conn if conn is not None else reader()).values_list("user_id", "balance")
     return {int(uid): int(balance) for uid, balance in rows}
 
 
