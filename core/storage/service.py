@@ -53,6 +53,7 @@ from core.storage.commit import OutboxRows as OutboxRows
 from core.storage.commit import Pending, dumps, outbox_rows, writer
 from core.storage.commit import default_route as default_route
 from core.storage.commit import event_payload as event_payload
+from core.storage.db import reader
 from core.storage.groupcommit import GroupCommitter
 from core.storage.hooks import Commit as Commit
 from core.storage.hooks import CommitHook as CommitHook
@@ -312,7 +313,7 @@ class GameService:
         cached = self._cached_info(game_id)
         if cached is not None:
             return cached
-        row = await Game.filter(id=game_id).only(*INFO_FIELDS).first()
+        row = await Game.filter(id=game_id).using_db(reader()).only(*INFO_FIELDS).first()
         if row is None:
             raise GameNotFound(game_id)
         return self._seen(GameInfo.of(row))
@@ -323,7 +324,8 @@ class GameService:
         cached = self._cached_info(game_id) if game_id is not None else None
         if cached is not None and cached.active and cached.channel_id == channel_id:
             return cached
-        row = await Game.filter(active_channel_id=channel_id).only(*INFO_FIELDS).first()
+        row = await Game.filter(active_channel_id=channel_id).using_db(reader()) \
+            .only(*INFO_FIELDS).first()
         return self._seen(GameInfo.of(row)) if row else None
 
     async def last_game_in_channel(self, channel_id: int) -> GameInfo | None:
@@ -437,7 +439,10 @@ class GameService:
     async def _loaded(self, game_id: int, slot: Slot) -> GameState:
         state = slot.state
         if state is None:
-            row = await Game.get_or_none(id=game_id)
+            # the last commit, read beside the writer (WAL): a command on a game the cache
+            # let go does not queue its read behind other games' commits in flight; this
+            # game's own commits are done (its lock is held, and eviction waits for it)
+            row = await Game.filter(id=game_id).using_db(reader()).first()
             if row is None:
                 raise GameNotFound(game_id)
             state = GameState.model_validate_json(row.state)
