@@ -107,7 +107,7 @@ class Shop(GameCog):
             spell=spell, target=parse_player(target, state))
         lang = user_lang(interaction)
         cast = next((e for e in applied.events if e.kind == "spell_cast"), None)
-        name = t(f"spell.{spell}.name", lang)
+        name = item_name(spell, None, lang)
         if cast is None:
             text = t("shop.ordered", lang, item=name)
         elif cast.data.get("evening"):  # a day spell for the next day's opening
