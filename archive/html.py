@@ -19,7 +19,9 @@ from html import escape
 from core.archive import DayArchive, FeedLine, GameRecord, NightArchive, PayLine, Secret
 from core.events import Event
 from core.i18n import has_key, t
-from core.narrate import describe, role_name, team_name, votes
+from core.narrate import describe, item_name, role_name, team_name, votes
+from core.rules.items import ware
+from core.team import Team
 
 from .svg import timeline_svg
 
@@ -127,7 +129,7 @@ def _setup(record: GameRecord, names: Names, lang: str) -> str:
     if record.composition:
         rows.append((t("archive.html.composition", lang), ", ".join(
             role_name(str(r[0]), lang) + (f" ×{r[1]}" if int(str(r[1])) > 1 else "")
-            + (f" ({team_name(f'clan:{r[2]}', lang)})" if r[2] else "")
+            + (f" ({team_name(Team.clan(int(str(r[2]))), lang)})" if r[2] else "")
             for r in record.composition)))
     body = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows)
     options = []
@@ -309,8 +311,7 @@ def _secret_row(s: Secret, names: Names, lang: str) -> str:
         body = e(names(s.target or 0))
     else:
         what = s.what or ""
-        key = f"item.{what}.name" if has_key(f"item.{what}.name") else f"spell.{what}.name"
-        label = t(key, lang) if has_key(key) else what
+        label = item_name(what, None, lang) if ware(what) is not None else what
         extra = []
         if s.target is not None:
             extra.append(names(s.target))

@@ -26,6 +26,7 @@ from core.storage.db import close_db, init_db
 from core.storage.models import EventLog
 from core.storage.outbox import OutboxEntry, OutboxWorker
 from core.storage.service import Applied, GameService
+from core.team import TeamKind
 
 SIM_GUILD = 0  # simulated games live in guild 0 so they never mix with a real guild's
 
@@ -157,7 +158,7 @@ async def simulate_stored(url: str, games: int, players: int | Sequence[int], se
             report.commands += len(played.commands)
             report.rejected += played.rejected
             report.finished += played.state.over
-            report.winners.update("negative" if w.startswith("clan:") else w
+            report.winners.update("negative" if w.kind is TeamKind.CLAN else w
                                   for w in played.state.winners)
             report.winners["draw"] += played.state.draw
             await service.verify(gid)

@@ -7,11 +7,10 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.i18n import t
 from core.vocabulary import Role
 
-from .base import GameCog
-from .ui.text import L, command_kwargs, localized, user_lang
+from .base import GameCog, ack
+from .ui.text import L, command_kwargs, localized
 from .utils.bot import MafiaBot
 
 ROLE_CHOICES = [Choice(name=L(f"role.{r}.name"), value=str(r)) for r in Role]
@@ -26,8 +25,7 @@ class Anon(GameCog):
                    signature: str | None = None) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Anon, text=text, signature=signature)
-        await interaction.response.send_message(t("anon.sent", user_lang(interaction)),
-                                                ephemeral=True)
+        await ack(interaction, "anon.sent")
 
     @app_commands.command(**command_kwargs("whisper"))
     @app_commands.guild_only()
@@ -38,16 +36,14 @@ class Anon(GameCog):
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Whisper, role=role, text=text,
                          signature=signature)
-        await interaction.response.send_message(t("anon.whispered", user_lang(interaction)),
-                                                ephemeral=True)
+        await ack(interaction, "anon.whispered")
 
     @app_commands.command(**command_kwargs("reveal"))
     @app_commands.guild_only()
     async def reveal(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Reveal)
-        await interaction.response.send_message(t("anon.revealed", user_lang(interaction)),
-                                                ephemeral=True)
+        await ack(interaction, "anon.revealed")
 
 
 

@@ -15,10 +15,12 @@ from discord.ext import commands
 
 from core import commands as c
 from core.errors import RuleError
+from core.i18n import t
 from core.storage.service import Applied, GameInfo, GameService
-from core.views import seat_uids, target_choices
+from core.views import parse_player, seat_uids, target_choices
 from core.visibility import PublicView, public_view
 
+from .ui.text import user_lang
 from .utils.bot import MafiaBot, is_admin, now
 
 MAX_CHOICES = 25
@@ -42,8 +44,23 @@ class GameCog(commands.Cog):
                                 **fields), info.seen)
         return await self.bot.apply(info, command)
 
+    async def apply_to(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
+                       cmd: type[c.Command], player: str, **fields: Any) -> Applied:
+        """`apply` for a command aimed at the player typed in an option (its `target`),
+        resolved against the game's current seats."""
+        state = await self.service.state(info.id)
+        return await self.apply(interaction, info, cmd, target=parse_player(player, state),
+                                **fields)
+
     async def view(self, info: GameInfo) -> PublicView:
         return public_view(await self.service.state(info.id))
+
+
+async def ack(interaction: discord.Interaction[MafiaBot], key: str, **values: Any) -> None:
+    """The ephemeral confirmation most commands answer with: one catalogue line in the
+    sender's language."""
+    await interaction.response.send_message(t(key, user_lang(interaction), **values),
+                                            ephemeral=True)
 
 
 # --- player options: autocomplete of the game's players ---------------------------------
@@ -62,19 +79,23 @@ class PlayerArg(app_commands.Transformer):
 
     async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
                            value: str) -> list[app_commands.Choice[str]]:
-        bot = interaction.client
         try:
-            info = await bot.find_game(interaction, finished=False)
-        except RuleError:
+            info = await interaction.client.find_game(interaction, finished=False)
+        except RuleError:  # no running game here: nothing to offer, no error while typing
             return []
-        state = await bot.service.state(info.id)
+        typed = value.casefold()
+        return [app_commands.Choice(name=label[:100], value=str(uid))
+                for uid, label in await self.offered(interaction, info)
+                if typed in label.casefold()][:MAX_CHOICES]
+
+    async def offered(self, interaction: discord.Interaction[MafiaBot], info: GameInfo
+                      ) -> list[tuple[int, str]]:
+        """The (uid, label) pairs this option offers the sender; a subclass offers others."""
+        state = await interaction.client.service.state(info.id)
         guild = interaction.guild
         shown = {}
         for uid in seat_uids(state):
             member = guild.get_member(uid) if guild else None
             if member is not None:
                 shown[uid] = member.display_name
-        typed = value.casefold()
-        return [app_commands.Choice(name=label[:100], value=str(uid))
-                for uid, label in target_choices(state, interaction.user.id, self.kind, shown)
-                if typed in label.casefold()][:MAX_CHOICES]
+        return target_choices(state, interaction.user.id, self.kind, shown)

@@ -16,7 +16,6 @@ import re
 from typing import Any, Protocol
 
 import discord
-from discord import app_commands
 
 from core import commands as c
 from core.access import may_master, require_master
@@ -36,7 +35,7 @@ from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo, GameService
 from core.views import parse_player
 
-from .base import PlayerArg
+from .base import PlayerArg, ack
 from .overwrites import member_overwrite
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
@@ -292,27 +291,18 @@ async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, ol
         fields |= {"new": int(waiting), "name": names[int(waiting)]}
     await bot.apply(info, c.Replace(by=interaction.user.id, at=now(),
                                     admin=is_admin(interaction), **fields))
-    await interaction.response.send_message(t("master.replaced", user_lang(interaction)),
-                                            ephemeral=True)
+    await ack(interaction, "master.replaced")
 
 
 class StandbyArg(PlayerArg):
     """A string option offering the game's standby list (for /master replace)."""
 
-    async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
-                           value: str) -> list[app_commands.Choice[str]]:
-        bot = interaction.client
-        try:
-            info = await bot.find_game(interaction, finished=False)
-        except RuleError:
-            return []
-        state = await bot.service.state(info.id)
+    async def offered(self, interaction: discord.Interaction[MafiaBot], info: GameInfo
+                      ) -> list[tuple[int, str]]:
+        state = await interaction.client.service.state(info.id)
         if not may_master(state, interaction.user.id, admin=is_admin(interaction)):
             return []
-        typed = value.casefold()
-        return [app_commands.Choice(name=name[:100], value=str(uid))
-                for uid, name in standby_list(state)
-                if typed in name.casefold()][:25]
+        return standby_list(state)
 
 
 DESK_ITEMS = (LogPage,)

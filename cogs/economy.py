@@ -14,7 +14,7 @@ from core.i18n import t
 from core.storage import wallets
 from core.storage.models import UserStats
 
-from .base import GameCog
+from .base import GameCog, ack
 from .ui.limits import clamp_embed
 from .ui.markup import user_text
 from .ui.text import command_kwargs, localized, mention, user_lang
@@ -44,9 +44,7 @@ class Economy(GameCog):
                     amount: Range[int, 0, 100000] = 0) -> None:
         info = await self.game_here(interaction, finished=True)
         await self.apply(interaction, info, c.Thank, premium=amount)
-        await interaction.response.send_message(
-            t("thank.done", user_lang(interaction), master=mention(info.master_id)),
-            ephemeral=True)
+        await ack(interaction, "thank.done", master=mention(info.master_id))
 
     @app_commands.command(**command_kwargs("profile"))
     @app_commands.guild_only()

@@ -11,10 +11,9 @@ from discord.app_commands import Choice, Range
 from core import commands as c
 from core.access import require_master
 from core.i18n import t
-from core.views import parse_player
 
 from . import desk
-from .base import GameCog, PlayerArg
+from .base import GameCog, PlayerArg, ack
 from .ui.text import L, command_kwargs, localized, mention, user_lang, when
 from .utils.bot import MafiaBot, is_admin
 
@@ -34,8 +33,7 @@ class Master(GameCog):
     async def advance(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Advance)
-        await interaction.response.send_message(t("master.advanced", user_lang(interaction)),
-                                                ephemeral=True)
+        await ack(interaction, "master.advanced")
 
     @master.command(**command_kwargs("master.extend"))
     @localized("master.extend", "minutes")
@@ -44,19 +42,15 @@ class Master(GameCog):
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Extend, minutes=minutes)
         assert applied.state.deadline is not None
-        await interaction.response.send_message(
-            t("master.extended", user_lang(interaction), deadline=when(applied.state.deadline)),
-            ephemeral=True)
+        await ack(interaction, "master.extended", deadline=when(applied.state.deadline))
 
     @master.command(**command_kwargs("master.kick"))
     @localized("master.kick", "player")
     async def kick(self, interaction: discord.Interaction[MafiaBot],
                    player: app_commands.Transform[str, PlayerArg("living")]) -> None:
         info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
-        await self.apply(interaction, info, c.Kick, target=parse_player(player, state))
-        await interaction.response.send_message(t("master.kicked", user_lang(interaction)),
-                                                ephemeral=True)
+        await self.apply_to(interaction, info, c.Kick, player)
+        await ack(interaction, "master.kicked")
 
     @master.command(**command_kwargs("master.bonus"))
     @localized("master.bonus", "player", "amount", "reason", "secret")
@@ -65,11 +59,10 @@ class Master(GameCog):
                     amount: Range[int, 1, 1000], reason: Range[str, 1, 300],
                     secret: bool = False) -> None:
         info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
-        await self.apply(interaction, info, c.Bonus, target=parse_player(player, state),
-                         amount=amount, reason=reason, secret=secret)
+        await self.apply_to(interaction, info, c.Bonus, player, amount=amount, reason=reason,
+                            secret=secret)
         key = "master.bonus_secret" if secret else "master.bonus_public"
-        await interaction.response.send_message(t(key, user_lang(interaction)), ephemeral=True)
+        await ack(interaction, key)
 
     @master.command(**command_kwargs("master.log"))
     @localized("master.log", "file", "phase", "number", "player")

@@ -7,11 +7,10 @@ from discord import app_commands
 from discord.app_commands import Range
 
 from core import commands as c
-from core.i18n import t
 from core.narrate import describe
 from core.views import parse_player
 
-from .base import GameCog, PlayerArg
+from .base import GameCog, PlayerArg, ack
 from .ui.limits import CONTENT, clip
 from .ui.markup import user_data
 from .ui.text import command_kwargs, localized, mention, user_lang, when
@@ -44,8 +43,7 @@ class Night(GameCog):
                     note: Range[str, 1, 1500] | None = None) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Share, note=note)
-        await interaction.response.send_message(t("night.shared", user_lang(interaction)),
-                                                ephemeral=True)
+        await ack(interaction, "night.shared")
 
     @app_commands.command(**command_kwargs("away"))
     @localized("away", "reason", "until")
@@ -54,19 +52,16 @@ class Night(GameCog):
                    until: Range[int, 0, 1000] | None = None) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Away, reason=reason, until=until)
-        ack = next(e for e in applied.events if e.kind == "away_ack")
-        await interaction.response.send_message(
-            t("event.away_ack", user_lang(interaction), until=ack.data["until"]), ephemeral=True)
+        done = next(e for e in applied.events if e.kind == "away_ack")
+        await ack(interaction, "event.away_ack", until=done.data["until"])
 
     @occult.command(**command_kwargs("occult.exclude"))
     @localized("occult.exclude", "player")
     async def exclude(self, interaction: discord.Interaction[MafiaBot],
                       player: app_commands.Transform[str, PlayerArg("occult")]) -> None:
         info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
-        await self.apply(interaction, info, c.OccultExclude, target=parse_player(player, state))
-        await interaction.response.send_message(t("night.excluded", user_lang(interaction)),
-                                                ephemeral=True)
+        await self.apply_to(interaction, info, c.OccultExclude, player)
+        await ack(interaction, "night.excluded")
 
 
 async def setup(bot: MafiaBot) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
@@ -11,6 +13,7 @@ from core.errors import RuleError
 from core.i18n import t
 from core.narrate import attacker_name, item_name
 from core.storage import wallets
+from core.storage.service import Applied, GameInfo
 from core.views import attacker_choices, open_shop, parse_attacker, parse_player
 from core.vocabulary import ITEMS, SPELLS
 
@@ -22,8 +25,24 @@ from .utils.bot import MafiaBot
 ITEM_CHOICES = [Choice(name=L(f"item.{i}.name"), value=i) for i in ITEMS]
 SPELL_CHOICES = [Choice(name=L(f"spell.{s}.name"), value=s) for s in SPELLS]
 
+#: The condition options of /buy and /cast: if_hanged, unless_hanged, if_nobody_hanged.
+Condition = tuple[str | None, str | None, bool]
+
 
 class Shop(GameCog):
+    async def _order(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
+                     cmd: type[c.Buy | c.Cast], condition: Condition, **fields: Any
+                     ) -> Applied:
+        """/buy and /cast take the same condition on the day's result (then the purchase
+        is an evening order carried out after it): its players resolved here."""
+        if_hanged, unless_hanged, if_nobody_hanged = condition
+        state = await self.service.state(info.id)
+        return await self.apply(
+            interaction, info, cmd, **fields,
+            if_hanged=parse_player(if_hanged, state) if if_hanged else None,
+            unless_hanged=parse_player(unless_hanged, state) if unless_hanged else None,
+            if_nobody_hanged=if_nobody_hanged)
+
     @app_commands.command(**command_kwargs("shop"))
     @app_commands.guild_only()
     async def shop(self, interaction: discord.Interaction[MafiaBot]) -> None:
@@ -46,11 +65,9 @@ class Shop(GameCog):
                   if_nobody_hanged: bool = False) -> None:
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
-        applied = await self.apply(
-            interaction, info, c.Buy, item=item, against=parse_attacker(target, state),
-            if_hanged=parse_player(if_hanged, state) if if_hanged else None,
-            unless_hanged=parse_player(unless_hanged, state) if unless_hanged else None,
-            if_nobody_hanged=if_nobody_hanged)
+        applied = await self._order(
+            interaction, info, c.Buy, (if_hanged, unless_hanged, if_nobody_hanged),
+            item=item, against=parse_attacker(target, state))
         lang = user_lang(interaction)
         key = "shop.bought" if any(e.kind == "purchase" for e in applied.events) \
             else "shop.ordered"
@@ -85,14 +102,12 @@ class Shop(GameCog):
         day's result."""
         info = await self.game_here(interaction)
         state = await self.service.state(info.id)
-        applied = await self.apply(
-            interaction, info, c.Cast, spell=spell, target=parse_player(target, state),
-            if_hanged=parse_player(if_hanged, state) if if_hanged else None,
-            unless_hanged=parse_player(unless_hanged, state) if unless_hanged else None,
-            if_nobody_hanged=if_nobody_hanged)
+        applied = await self._order(
+            interaction, info, c.Cast, (if_hanged, unless_hanged, if_nobody_hanged),
+            spell=spell, target=parse_player(target, state))
         lang = user_lang(interaction)
         cast = next((e for e in applied.events if e.kind == "spell_cast"), None)
-        name = t(f"spell.{spell}.name", lang)
+        name = item_name(spell, None, lang)
         if cast is None:
             text = t("shop.ordered", lang, item=name)
         elif cast.data.get("evening"):  # a day spell for the next day's opening

@@ -26,14 +26,19 @@ from .utils.bot import MafiaBot
 
 
 class Voting(GameCog):
+    async def _answer(self, interaction: discord.Interaction[MafiaBot], cmd: type[c.Command],
+                      kind: str) -> None:
+        """Apply a command without options and show the sender the event that answers it."""
+        info = await self.game_here(interaction)
+        applied = await self.apply(interaction, info, cmd)
+        event = next(e for e in applied.events if e.kind == kind)
+        await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                                ephemeral=True)
+
     @app_commands.command(**command_kwargs("checkin"))
     @app_commands.guild_only()
     async def checkin(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        info = await self.game_here(interaction)
-        applied = await self.apply(interaction, info, c.CheckIn)
-        event = next(e for e in applied.events if e.kind == "checked_in")
-        await interaction.response.send_message(embed=reply_embed(event, info.language),
-                                                ephemeral=True)
+        await self._answer(interaction, c.CheckIn, "checked_in")
 
     @app_commands.command(**command_kwargs("vote"))
     @app_commands.guild_only()
@@ -49,11 +54,7 @@ class Voting(GameCog):
     @app_commands.command(**command_kwargs("unvote"))
     @app_commands.guild_only()
     async def unvote(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        info = await self.game_here(interaction)
-        applied = await self.apply(interaction, info, c.Unvote)
-        event = next(e for e in applied.events if e.kind == "vote_withdrawn")
-        await interaction.response.send_message(embed=reply_embed(event, info.language),
-                                                ephemeral=True)
+        await self._answer(interaction, c.Unvote, "vote_withdrawn")
 
     @app_commands.command(**command_kwargs("votes"))
     @app_commands.guild_only()

@@ -1,5 +1,6 @@
 """The game's words the Discord layer may name: value types for slash-command choices
-and for reading views (roles, sides, phases, options, item and spell kinds).
+and for reading views (roles, sides, teams, phases, options, item and
+spell kinds).
 
 Cogs import these from here, never from core.rules or core.state: this module is the
 whole of what the rules hand to the surface besides the views (core.views,
@@ -12,8 +13,9 @@ from core.rules.owing import REMINDER
 from core.rules.roles import Action, Role, Side
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS
 from core.state import Options, PhaseKind
+from core.team import Team
 
 #: Every spell a player may /cast, in the order the choices list them.
 SPELLS: tuple[str, ...] = tuple(sorted(DAY_SPELLS | NIGHT_SPELLS))
 
-__all__ = ["ITEMS", "REMINDER", "SPELLS", "Action", "Options", "PhaseKind", "Role", "Side"]
+__all__ = ["ITEMS", "REMINDER", "SPELLS", "Action", "Options", "PhaseKind", "Role", "Side", "Team"]

@@ -7,7 +7,7 @@ import discord
 from core.i18n import t
 from core.narrate import duration, role_name, team_name
 from core.views import LobbyView
-from core.vocabulary import PhaseKind
+from core.vocabulary import PhaseKind, Team
 
 from .limits import clamp_embed
 from .markup import user_text
@@ -55,7 +55,7 @@ def composition_text(view: LobbyView, lang: str) -> str:
     for role, count, clan in view.composition:
         label = role_name(role, lang) + (f" ×{count}" if count > 1 else "")
         if clan:
-            label += f" ({team_name(f'clan:{clan}', lang)})"
+            label += f" ({team_name(Team.clan(clan), lang)})"
         rows.append(label)
     head = t("signup.preset", lang) if view.roles_text is None else t("signup.custom", lang)
     return head + "\n" + ", ".join(rows)

@@ -9,9 +9,9 @@ import discord
 from core.events import Event
 from core.i18n import t
 from core.narrate import describe, item_name, payouts_text, role_name, team_name, votes
-from core.views import ShopView
+from core.views import ShopRow, ShopView
 from core.visibility import Card, PublicView
-from core.vocabulary import PhaseKind
+from core.vocabulary import PhaseKind, Team
 
 from .limits import FIELD_VALUE, clamp_embed, clip
 from .markup import user_data, user_text
@@ -125,7 +125,7 @@ def card_embed(card: Card, lang: str) -> discord.Embed:
                           description=t(f"role.{card.role}.power", lang), colour=PURPLE)
     side = t(f"side.{card.side}.name", lang)
     if card.clan is not None:
-        side += " · " + team_name(f"clan:{card.clan}", lang)
+        side += " · " + team_name(Team.clan(card.clan), lang)
         if card.rank is not None:
             side += " · " + t("card.rank", lang, rank=card.rank)
     embed.add_field(name=t("card.side", lang), value=side, inline=True)
@@ -201,11 +201,11 @@ def shop_embed(shop: ShopView, lang: str, balance: int) -> discord.Embed:
                           description=t("shop.balance", lang,
                                         balance=t("currency.lira", lang, count=balance)),
                           colour=GREEN)
-    items = [t("shop.row", lang, name=item_name(r.what, r.against, lang),
-               price=t("currency.lira", lang, count=r.price)) for r in shop.items]
-    spells = [t("shop.row", lang, name=t(f"spell.{r.what}.name", lang),
-                price=t("currency.lira", lang, count=r.price)) for r in shop.spells]
-    embed.add_field(name=t("shop.items", lang), value="\n".join(items)[:1024] or "—",
-                    inline=False)
-    embed.add_field(name=t("shop.spells", lang), value="\n".join(spells)[:1024], inline=False)
+
+    def listed(rows: list[ShopRow]) -> str:  # items and spells alike: named by the catalogue
+        return "\n".join(t("shop.row", lang, name=item_name(r.what, r.against, lang),
+                            price=t("currency.lira", lang, count=r.price)) for r in rows)[:1024]
+
+    embed.add_field(name=t("shop.items", lang), value=listed(shop.items) or "—", inline=False)
+    embed.add_field(name=t("shop.spells", lang), value=listed(shop.spells), inline=False)
     return clamp_embed(embed)
