@@ -10,8 +10,7 @@ import pytest
 
 from bot import MafiaBot, ready_line
 from core.settings import Settings
-from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import open_table, start
+from tests.bot.helpers import EVERYTHING, open_table, start
 from tests.harness import Harness
 
 

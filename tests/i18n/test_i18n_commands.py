@@ -11,12 +11,11 @@ cogs/ui/text.py L()/command_kwargs/localized, never inline).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import discord
-import pytest
 import pytest_asyncio
 from discord import Locale
 from discord.app_commands import TranslationContextLocation, TranslationContextTypes, locale_str
@@ -39,14 +38,6 @@ NAME_LOCATIONS = {
     TranslationContextLocation.group_name,
     TranslationContextLocation.parameter_name,
 }
-
-
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
 
 
 class RecordingTranslator(CatalogueTranslator):
