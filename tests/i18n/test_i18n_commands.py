@@ -29,7 +29,7 @@ from cogs.translator import (
 )
 from core import i18n
 from core.i18n import t
-from core.settings import Settings
+from tests.bot.helpers import new_bot
 
 SUBCOMMAND = discord.AppCommandOptionType.subcommand.value
 SUBCOMMAND_GROUP = discord.AppCommandOptionType.subcommand_group.value
@@ -58,8 +58,7 @@ class RecordingTranslator(CatalogueTranslator):
 
 @pytest_asyncio.fixture
 async def tree(tmp_path: Path) -> AsyncIterator[tuple[MafiaBot, RecordingTranslator]]:
-    settings = Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'bot.db'}")
-    bot = MafiaBot(settings, state_dir=tmp_path)
+    bot = new_bot(tmp_path)
     translator = RecordingTranslator()
     await bot.tree.set_translator(translator)
     for ext in EXTENSIONS:
