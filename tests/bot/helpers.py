@@ -1,14 +1,84 @@
-"""Shared moves for bot tests: a table of members playing through slash commands."""
+"""Shared moves for bot tests: a real MafiaBot on a temp SQLite file behind the fake
+Discord, a table of members playing through slash commands, and a bot that "dies" and
+starts again on the same database and the same fake Discord (`Lives`)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
 from typing import Any
+
+import discord
 
 from bot import MafiaBot
 from core.rules.roles import Role
+from core.settings import Settings
 from core.state import GameState, PhaseKind
-from tests.harness import Harness, InteractionResult
+from tests.harness import Harness, InteractionResult, MessageRecord
+from tests.harness.payloads import PayloadBuilder
+from tests.harness.routes import RestApi
+
+EVERYTHING = discord.Permissions(
+    view_channel=True, send_messages=True, embed_links=True, read_message_history=True,
+    manage_channels=True, manage_roles=True, create_private_threads=True,
+    send_messages_in_threads=True, manage_threads=True, create_public_threads=True,
+    add_reactions=True, attach_files=True)
+#: The table most bot tests play: a clan of two, the police pair and the bouncer.
+ROLES = "mafioso x2; investigator; sergeant; bouncer"
+#: A generous per-interaction timeout: a loaded 2-core machine must not cancel a
+#: command mid-transaction (that is a test artefact, not a bot behaviour).
+TIMEOUT = 30.0
+
+
+def new_bot(tmp_path: Path) -> MafiaBot:
+    """A MafiaBot on `tmp_path`/bot.db (the same file again after a restart)."""
+    settings = Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'bot.db'}")
+    return MafiaBot(settings, state_dir=tmp_path)
+
+
+async def started(bot: MafiaBot, h: Harness) -> Harness:
+    """Start `h` (closed again if starting fails). The live count waits `interval` real
+    seconds between two edits of a message, and every settle after a vote would sit that
+    out: tests run it at 0 (test_tally sets its own)."""
+    try:
+        await h.start()
+    except BaseException:
+        await h.close()
+        raise
+    bot.delivery.tallies.interval = 0.0
+    return h
+
+
+async def first_life(tmp_path: Path) -> Harness:
+    """A started bot in a new fake Discord: one guild, 'Mafia Club' (ru), where the bot
+    holds every permission it asks for."""
+    bot = new_bot(tmp_path)
+    h = await started(bot, Harness(bot, timeout=TIMEOUT))
+    try:
+        h.add_guild("Mafia Club", locale="ru")
+        h.set_bot_permissions(EVERYTHING)
+    except BaseException:
+        await h.close()
+        raise
+    return h
+
+
+def posted(h: Harness, channel: int) -> list[MessageRecord]:
+    """What the bot posted in a channel (through the outbox): interaction responses left
+    out."""
+    return [m for m in h.messages_in(channel) if "interaction_metadata" not in m.payload]
+
+
+async def wait_for(check: Callable[[], bool], what: str) -> None:
+    """Wait (up to 5 seconds of real time) until `check()` holds."""
+    for _ in range(500):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for: {what}")
 
 
 @dataclass
@@ -90,3 +160,63 @@ async def checkin_all(t: Table) -> None:
     for p in await t.living():
         res = await t.do(p, "checkin")
         assert confirmed(res), res.text
+
+
+async def day_one(h: Harness) -> Table:
+    """A game of ROLES for 8 in #general, played to day 1 (a citizen killed at night)."""
+    t = await open_table(h, 8, roles=ROLES)
+    assert (await t.do(t.master, "game start")).ephemeral
+    await t.settle()
+    for p in t.players:
+        assert confirmed(await t.do(p, "checkin"))
+    await t.advance()
+    state = await t.state()
+    citizen = (await t.holders(Role.CITIZEN))[0]
+    assert (await t.do(t.member(state.clans[0].acting), "night",  # type: ignore[arg-type]
+                       target=str(citizen.id))).ephemeral
+    for bouncer in await t.holders(Role.BOUNCER):
+        assert (await t.do(bouncer, "night", target=str(citizen.id))).ephemeral
+    await t.advance()
+    assert await t.phase() == (PhaseKind.DAY, 1)
+    return t
+
+
+def rebind(t: Table, h: Harness) -> Table:
+    """The same table, seen through the bot of the next life."""
+    return Table(h, t.master, t.players, channel=t.channel, game_id=t.game_id)
+
+
+class Lives:
+    """A bot that is stopped (or frozen where a crash should hit, then closed) and a NEW
+    MafiaBot started on the same database file, attached to the same fake Discord: the
+    guilds, members, channels, messages and rate-limit windows of the first life.
+
+    The `lives` fixture (tests/bot/conftest.py) gives one in its first life and closes
+    whichever harness is alive at the end; `h` is always the current life's harness."""
+
+    def __init__(self, tmp_path: Path, h: Harness) -> None:
+        self.tmp_path = tmp_path
+        self.h = h
+
+    async def restart(self, clock: Callable[[], datetime] | None = None) -> Harness:
+        """Close the current bot and start the next one; returns the new harness.
+
+        `clock`, if given, is the new scheduler's clock from its very start (a bot that
+        comes back after a deadline passed)."""
+        old = self.h
+        await old.close()
+        bot = new_bot(self.tmp_path)
+        if clock is not None:
+            bot.scheduler._now = clock  # type: ignore[method-assign]
+        h = self.h = Harness(bot, timeout=TIMEOUT)
+        h.world = old.world  # re-attach: the same guilds, members, channels and messages
+        h.fake.limits = old.world.ratelimits  # and the same rate-limit windows and clock
+        h.api = RestApi(h.world)
+        h.api.install(h.fake)
+        h.payloads = PayloadBuilder(h.world, bot)
+        h._default_guild = old._default_guild
+        await started(bot, h)
+        for gid in h.world.guilds:  # the gateway sends every guild again after READY
+            h.world.emit("GUILD_CREATE", h.world.guild_payload(gid, gateway=True))
+        await h.settle()
+        return h

@@ -14,7 +14,6 @@ import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from cogs.ui.markup import user_text
@@ -22,19 +21,24 @@ from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
 from core.storage.models import DELIVERED, Outbox
-from tests.bot.helpers import checkin_all, confirmed, open_table, start
-from tests.bot.test_restart import ROLES, day_one, first_life, rebind, restart, wait_for
-from tests.harness import Harness, MessageRecord
+from tests.bot.helpers import (
+    ROLES,
+    Lives,
+    checkin_all,
+    confirmed,
+    day_one,
+    open_table,
+    posted,
+    rebind,
+    start,
+    wait_for,
+)
+from tests.harness import Harness
 
 
 def masked_links(text: str) -> list[str]:
     """Markdown masked links Discord would render: `[label](url)` with an unescaped `[`."""
     return re.findall(r"(?<!\\)\[[^\]\n]*\]\(\s*<?https?://", text)
-
-
-def posted(h: Harness, channel: int) -> list[MessageRecord]:
-    """What the bot posted in a channel, interaction responses left out."""
-    return [m for m in h.messages_in(channel) if "interaction_metadata" not in m.payload]
 
 
 def embeds_in(h: Harness, channel: int) -> list[dict[str, Any]]:
@@ -104,156 +108,135 @@ async def test_a_vote_from_the_police_channel_is_posted_in_the_game_channel_only
 
 
 async def test_a_vote_committed_just_before_a_crash_is_posted_after_the_restart_once(
-        tmp_path: Path) -> None:
-    h = await first_life(tmp_path)
-    try:
-        t = await day_one(h)
-        voter, target = t.players[0], t.players[1]
-        bot: Any = h.bot
-        await bot.outbox.stop()  # the process dies before the outbox gets to it
-        hit: list[Any] = []
-        bot.apply = frozen_after(bot.apply, lambda *_a, **_k: True, hit)
-        await t.h.slash(voter, "vote", channel=t.channel, player=str(target.id), wait=False)
-        await wait_for(lambda: bool(hit), "the vote to be committed")
-        state = await t.state()
-        assert [(m.voter, m.target) for m in state.vote_log] == [(voter.id, target.id)]
-        assert not vote_posts(h, t.channel, "ru", voter.id, target.id)
-    except BaseException:
-        await h.close()
-        raise
-    h = await restart(h, tmp_path)
-    try:
-        t = rebind(t, h)
-        await t.settle()
-        assert len(vote_posts(h, t.channel, "ru", voter.id, target.id)) == 1
-        # the voter's retry is refused as a repeat; nothing more is posted
-        res = await t.do(voter, "vote", player=str(target.id))
-        await t.settle()
-        assert len(vote_posts(h, t.channel, "ru", voter.id, target.id)) == 1, res.text
-    finally:
-        await h.close()
+        lives: Lives) -> None:
+    h = lives.h
+    t = await day_one(h)
+    voter, target = t.players[0], t.players[1]
+    bot: Any = h.bot
+    await bot.outbox.stop()  # the process dies before the outbox gets to it
+    hit: list[Any] = []
+    bot.apply = frozen_after(bot.apply, lambda *_a, **_k: True, hit)
+    await t.h.slash(voter, "vote", channel=t.channel, player=str(target.id), wait=False)
+    await wait_for(lambda: bool(hit), "the vote to be committed")
+    state = await t.state()
+    assert [(m.voter, m.target) for m in state.vote_log] == [(voter.id, target.id)]
+    assert not vote_posts(h, t.channel, "ru", voter.id, target.id)
+    h = await lives.restart()
+    t = rebind(t, h)
+    await t.settle()
+    assert len(vote_posts(h, t.channel, "ru", voter.id, target.id)) == 1
+    # the voter's retry is refused as a repeat; nothing more is posted
+    res = await t.do(voter, "vote", player=str(target.id))
+    await t.settle()
+    assert len(vote_posts(h, t.channel, "ru", voter.id, target.id)) == 1, res.text
 
 
 # --- 2. channel creation is idempotent across a crash --------------------------------------
-async def _crash_during_start(tmp_path: Path, stored: str) -> None:
+async def _crash_during_start(lives: Lives, stored: str) -> None:
     """Start a game and die right after Discord made something whose id the bot was about
     to store (`stored`: 'private_channels' or 'category_id')."""
-    h = await first_life(tmp_path)
-    try:
-        t = await open_table(h, 8, roles=ROLES, locale="ru")
-        bot: Any = h.bot
-        hit: list[Any] = []
-        real = bot.service.set_discord
+    h = lives.h
+    t = await open_table(h, 8, roles=ROLES, locale="ru")
+    bot: Any = h.bot
+    hit: list[Any] = []
+    real = bot.service.set_discord
 
-        async def set_discord(game_id: int, patch: Any, **kwargs: Any) -> None:
-            if stored in patch.model_fields_set:
-                hit.append(patch)
-                await freeze()  # Discord made it; the process dies before storing the id
-            await real(game_id, patch, **kwargs)
+    async def set_discord(game_id: int, patch: Any, **kwargs: Any) -> None:
+        if stored in patch.model_fields_set:
+            hit.append(patch)
+            await freeze()  # Discord made it; the process dies before storing the id
+        await real(game_id, patch, **kwargs)
 
-        bot.service.set_discord = set_discord
-        res = await t.do(t.master, "game start")
-        assert res.ephemeral, res.text
-        await wait_for(lambda: bool(hit), "a channel to be created")
-    except BaseException:
-        await h.close()
-        raise
-    h = await restart(h, tmp_path)
-    try:
-        t = rebind(t, h)
-        await t.settle()
-        info = await h.bot.service.info(t.game_id)  # type: ignore[attr-defined]
-        for team, name in (("clan:1", tr("channel.clan", "ru", number=1)),
-                           ("police", tr("channel.police", "ru"))):
-            same = [c for c in h.channels() if c.name == name]
-            assert len(same) == 1, [c.id for c in same]
-            assert info.private_channels[team] == same[0].id
-            assert same[0].parent_id == info.category_id
-            welcome = tr("channel.welcome", "ru", team=tr("team.police", "ru")) \
-                if team == "police" else None
-            texts = [m.text for m in posted(h, same[0].id)]
-            assert len(texts) == len(set(texts)), texts  # the welcome once
-            if welcome:
-                assert texts.count(welcome) == 1
-        categories = [c for c in h.channels() if c.name == tr("channel.category", "ru",
-                                                               title="Palermo")]
-        assert [c.id for c in categories] == [info.category_id]
-        state = await t.state()
-        clan = h.channel_named(tr("channel.clan", "ru", number=1))
-        for p in state.players:  # the adopted channel has exactly the clan's members
-            assert h.visible_channels(p.uid).can_view(clan.id) == (p.clan == 1), p.name
-        assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
-    finally:
-        await h.close()
+    bot.service.set_discord = set_discord
+    res = await t.do(t.master, "game start")
+    assert res.ephemeral, res.text
+    await wait_for(lambda: bool(hit), "a channel to be created")
+    h = await lives.restart()
+    t = rebind(t, h)
+    await t.settle()
+    info = await h.bot.service.info(t.game_id)  # type: ignore[attr-defined]
+    for team, name in (("clan:1", tr("channel.clan", "ru", number=1)),
+                       ("police", tr("channel.police", "ru"))):
+        same = [c for c in h.channels() if c.name == name]
+        assert len(same) == 1, [c.id for c in same]
+        assert info.private_channels[team] == same[0].id
+        assert same[0].parent_id == info.category_id
+        welcome = tr("channel.welcome", "ru", team=tr("team.police", "ru")) \
+            if team == "police" else None
+        texts = [m.text for m in posted(h, same[0].id)]
+        assert len(texts) == len(set(texts)), texts  # the welcome once
+        if welcome:
+            assert texts.count(welcome) == 1
+    categories = [c for c in h.channels() if c.name == tr("channel.category", "ru",
+                                                           title="Palermo")]
+    assert [c.id for c in categories] == [info.category_id]
+    state = await t.state()
+    clan = h.channel_named(tr("channel.clan", "ru", number=1))
+    for p in state.players:  # the adopted channel has exactly the clan's members
+        assert h.visible_channels(p.uid).can_view(clan.id) == (p.clan == 1), p.name
+    assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
 
 
 async def test_a_crash_right_after_a_private_channel_is_created_leaves_one_channel(
-        tmp_path: Path) -> None:
-    await _crash_during_start(tmp_path, "private_channels")
+        lives: Lives) -> None:
+    await _crash_during_start(lives, "private_channels")
 
 
 async def test_a_crash_right_after_the_category_is_created_leaves_one_category(
-        tmp_path: Path) -> None:
-    await _crash_during_start(tmp_path, "category_id")
+        lives: Lives) -> None:
+    await _crash_during_start(lives, "category_id")
 
 
 # --- 3. a crash between posting and marking posts nothing twice ----------------------------
 async def test_a_crash_after_posting_does_not_repeat_the_day_result_or_the_payouts(
-        tmp_path: Path) -> None:
-    h = await first_life(tmp_path)
-    try:
-        t = await open_table(h, 8, roles="mafioso; investigator; sergeant; citizen x5",
-                             locale="ru", currency=True)
-        await start(t)
-        await checkin_all(t)
-        await t.advance()
-        await t.advance()
-        assert await t.phase() == (PhaseKind.DAY, 1)
-        don = (await t.holders(Role.MAFIOSO))[0]
-        for p in await t.living():
-            target = don if p.id != don.id else t.players[0] if t.players[0].id != don.id \
-                else t.players[1]
-            assert confirmed(await t.do(p, "vote", player=str(target.id)))
-        await t.settle()
-        bot: Any = h.bot
-        hit: list[Any] = []
-        real = bot.outbox._mark_delivered
+        lives: Lives) -> None:
+    h = lives.h
+    t = await open_table(h, 8, roles="mafioso; investigator; sergeant; citizen x5",
+                         locale="ru", currency=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()
+    await t.advance()
+    assert await t.phase() == (PhaseKind.DAY, 1)
+    don = (await t.holders(Role.MAFIOSO))[0]
+    for p in await t.living():
+        target = don if p.id != don.id else t.players[0] if t.players[0].id != don.id \
+            else t.players[1]
+        assert confirmed(await t.do(p, "vote", player=str(target.id)))
+    await t.settle()
+    bot: Any = h.bot
+    hit: list[Any] = []
+    real = bot.outbox._mark_delivered
 
-        async def die(ids: list[int]) -> None:  # posted, then dead before marking
-            kinds = set(await Outbox.filter(id__in=ids).values_list("kind", flat=True))
-            if "event" not in kinds:  # the ping role's change goes first (cogs/places.py)
-                await real(ids)
-                return
-            hit.append(ids)
-            await freeze()
+    async def die(ids: list[int]) -> None:  # posted, then dead before marking
+        kinds = set(await Outbox.filter(id__in=ids).values_list("kind", flat=True))
+        if "event" not in kinds:  # the ping role's change goes first (cogs/places.py)
+            await real(ids)
+            return
+        hit.append(ids)
+        await freeze()
 
-        bot.outbox._mark_delivered = die
-        res = await t.do(t.master, "master advance")
-        assert res.ephemeral, res.text
-        await wait_for(lambda: bool(hit), "the day's result to be posted")
-        assert (await t.state()).over
-    except BaseException:
-        await h.close()
-        raise
+    bot.outbox._mark_delivered = die
+    res = await t.do(t.master, "master advance")
+    assert res.ephemeral, res.text
+    await wait_for(lambda: bool(hit), "the day's result to be posted")
+    assert (await t.state()).over
     head = tr("event.day_result.head", "ru", number=1)
     payouts = tr("payouts.head", "ru")
     count = len(posted(h, t.channel))
     assert [e for e in embeds_in(h, t.channel) if head in (e.get("description") or "")]
-    h = await restart(h, tmp_path)
-    try:
-        t = rebind(t, h)
-        await t.settle()
-        descriptions = [e.get("description") or "" for e in embeds_in(h, t.channel)]
-        assert sum(head in d for d in descriptions) == 1
-        assert sum(d.startswith(payouts) for d in descriptions) == 1
-        assert len(posted(h, t.channel)) == count  # the retry returned the same messages
-        assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
-        # every post of the outbox carried a nonce (with enforce_nonce)
-        sends = h.requests_to("POST /channels/{channel_id}/messages")
-        assert sends and all(r.json.get("nonce") and r.json.get("enforce_nonce")
-                             for r in sends)
-    finally:
-        await h.close()
+    h = await lives.restart()
+    t = rebind(t, h)
+    await t.settle()
+    descriptions = [e.get("description") or "" for e in embeds_in(h, t.channel)]
+    assert sum(head in d for d in descriptions) == 1
+    assert sum(d.startswith(payouts) for d in descriptions) == 1
+    assert len(posted(h, t.channel)) == count  # the retry returned the same messages
+    assert {r.status for r in await Outbox.filter(game_id=t.game_id)} == {DELIVERED}
+    # every post of the outbox carried a nonce (with enforce_nonce)
+    sends = h.requests_to("POST /channels/{channel_id}/messages")
+    assert sends and all(r.json.get("nonce") and r.json.get("enforce_nonce")
+                         for r in sends)
 
 
 # --- 4./6. limits and pings in a real game ----------------------------------------------------

@@ -34,9 +34,8 @@ from core.state import PhaseKind
 from core.storage import groupcommit
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
-from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import Table, checkin_all, confirmed, open_table, start
-from tests.harness import Harness, MessageRecord
+from tests.bot.helpers import EVERYTHING, Table, checkin_all, confirmed, open_table, posted, start
+from tests.harness import Harness
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer"
 POST = "POST /channels/{channel_id}/messages"
@@ -86,11 +85,6 @@ async def fast_outbox(t: Table, max_attempts: int = 3) -> Tap:
 
 async def rows(t: Table) -> list[Outbox]:
     return await Outbox.filter(game_id=t.game_id).order_by("ordinal")
-
-
-def posted(h: Harness, channel: int) -> list[MessageRecord]:
-    """What the outbox posted in a channel (interaction responses left out)."""
-    return [m for m in h.messages_in(channel) if "interaction_metadata" not in m.payload]
 
 
 def announcements(h: Harness, channel: int) -> list[str]:

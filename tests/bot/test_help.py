@@ -4,11 +4,8 @@ reply, /votes and /shop after the game, the role card's "what to do")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from core import i18n
 from core.i18n import t
 from core.rules.roles import Role
 from tests.bot.helpers import checkin_all, open_table, start
@@ -17,12 +14,7 @@ from tests.harness import Harness, InteractionResult
 ROLES = "mafioso; investigator; bouncer"
 
 
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
+pytestmark = pytest.mark.usefixtures("strict_i18n")
 
 
 def private(res: InteractionResult) -> str:

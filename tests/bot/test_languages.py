@@ -10,7 +10,6 @@ occultist's half votes of the dead: 0,5 голоса.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,21 +18,14 @@ from core import i18n
 from core.i18n import t
 from core.rules.roles import Role
 from core.state import PhaseKind
-from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import Table, confirmed
+from tests.bot.helpers import EVERYTHING, Table, confirmed
 from tests.harness import Harness, InteractionResult, MessageRecord
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer; occultist"
 MARKUP = re.compile(r"<[^<>]*>")  # mentions and timestamps
 
 
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    """A missing key, parameter or plural form fails the test instead of being logged."""
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
+pytestmark = pytest.mark.usefixtures("strict_i18n")
 
 
 def script_of(text: str) -> set[str]:

@@ -9,7 +9,6 @@ game's role, which exactly the living players hold.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import discord
@@ -23,13 +22,19 @@ from core.rules.roles import Role
 from core.state import PhaseKind
 from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry
-from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import Table, checkin_all, open_table, start
-from tests.bot.test_restart import first_life, rebind, restart
+from tests.bot.helpers import (
+    EVERYTHING,
+    ROLES,
+    Lives,
+    Table,
+    checkin_all,
+    open_table,
+    rebind,
+    start,
+)
 from tests.harness import Harness, MessageRecord
 from tests.harness.world import PRIVATE_THREAD
 
-ROLES = "mafioso x2; investigator; sergeant; bouncer"
 POST = "POST /channels/{channel_id}/messages"
 
 
@@ -260,67 +265,60 @@ async def test_whisper_and_purchase_are_pushed(h: Harness) -> None:
 
 
 @pytest.mark.parametrize("nonces", [True, False], ids=["nonce", "footer"])
-async def test_no_push_is_lost_or_repeated_across_a_crash(tmp_path: Path, nonces: bool
+async def test_no_push_is_lost_or_repeated_across_a_crash(lives: Lives, nonces: bool
                                                           ) -> None:
     """The bot dies after posting some pushes of a command but before marking them
     delivered (SIGKILL between Discord's answer and the database): the new process posts
     the rest, and none twice. Real Discord does not return a message's nonce when it is
     read back: then the push's reference in its footer is what recognises it."""
-    h = await first_life(tmp_path)
-    try:
-        t = await open_table(h, 8, roles=ROLES)
-        await start(t)
-        await night_one(t)
-        state = await t.state()
-        inv = (await t.holders(Role.INVESTIGATOR))[0]
-        acting = t.member(state.clans[0].acting)  # type: ignore[arg-type]
-        bouncer = (await t.holders(Role.BOUNCER))[0]
-        victim = (await t.holders(Role.CITIZEN))[0]
-        assert (await t.do(inv, "night", target=str(acting.id))).ephemeral
-        assert (await t.do(bouncer, "night", target=str(victim.id))).ephemeral
-        assert (await t.do(acting, "night", target=str(victim.id))).ephemeral
-        await t.settle()
-        bot = t.bot
-        await bot.outbox.stop()  # what follows is committed, not yet delivered
-        assert (await t.do(t.master, "master advance")).ephemeral
-        rows = await Outbox.filter(game_id=t.game_id, status=PENDING).order_by("ordinal")
-        places = [r for r in rows if r.kind == PLACE_KIND]
-        assert len(places) >= 3  # the check, the failed kill, the protection used
-        half = places[len(places) // 2]
-        for row in rows:  # posted, never marked: then the process is killed
-            if row.ordinal > half.ordinal:
-                break
-            await bot.delivery.deliver(OutboxEntry(
-                id=row.id, game_id=t.game_id, ordinal=row.ordinal, kind=row.kind,
-                payload=json.loads(row.payload), attempts=row.attempts))
-        if not nonces:
-            for stored in h.world.messages.values():
-                stored.payload.pop("nonce", None)
-        before = {m.id for m in h.world.messages.values()}
-    except BaseException:
-        await h.close()
-        raise
-    h = await restart(h, tmp_path)
-    try:
-        t = rebind(t, h)
-        await t.settle()
-        for row in places:
-            nonce = f"g{t.game_id}o{row.ordinal}."
-            seat = json.loads(row.payload)["seat"]
-            thread = (await t.bot.service.info(t.game_id)).private_channels[place_key(seat)]
-            ref = tr("places.footer", "ru", title="Palermo", ref=row.ordinal)
-            sent = [m for m in h.messages_in(thread)
-                    if str(m.payload.get("nonce") or "").startswith(nonce)
-                    or (m.id in before and ref in m.text)]
-            assert len(sent) == 1, (row.ordinal, len(sent))
-        for p in t.players:
-            texts = [m.text for m in pushes(h, await place(t, p.id))]
-            assert len(texts) == len(set(texts)), texts
-        checked = pushes(h, await place(t, inv.id))[-1].text
-        assert tr("event.check_result", "ru", target=acting.mention,
-                  role=role_name("mafioso", "ru")) in checked
-    finally:
-        await h.close()
+    h = lives.h
+    t = await open_table(h, 8, roles=ROLES)
+    await start(t)
+    await night_one(t)
+    state = await t.state()
+    inv = (await t.holders(Role.INVESTIGATOR))[0]
+    acting = t.member(state.clans[0].acting)  # type: ignore[arg-type]
+    bouncer = (await t.holders(Role.BOUNCER))[0]
+    victim = (await t.holders(Role.CITIZEN))[0]
+    assert (await t.do(inv, "night", target=str(acting.id))).ephemeral
+    assert (await t.do(bouncer, "night", target=str(victim.id))).ephemeral
+    assert (await t.do(acting, "night", target=str(victim.id))).ephemeral
+    await t.settle()
+    bot = t.bot
+    await bot.outbox.stop()  # what follows is committed, not yet delivered
+    assert (await t.do(t.master, "master advance")).ephemeral
+    rows = await Outbox.filter(game_id=t.game_id, status=PENDING).order_by("ordinal")
+    places = [r for r in rows if r.kind == PLACE_KIND]
+    assert len(places) >= 3  # the check, the failed kill, the protection used
+    half = places[len(places) // 2]
+    for row in rows:  # posted, never marked: then the process is killed
+        if row.ordinal > half.ordinal:
+            break
+        await bot.delivery.deliver(OutboxEntry(
+            id=row.id, game_id=t.game_id, ordinal=row.ordinal, kind=row.kind,
+            payload=json.loads(row.payload), attempts=row.attempts))
+    if not nonces:
+        for stored in h.world.messages.values():
+            stored.payload.pop("nonce", None)
+    before = {m.id for m in h.world.messages.values()}
+    h = await lives.restart()
+    t = rebind(t, h)
+    await t.settle()
+    for row in places:
+        nonce = f"g{t.game_id}o{row.ordinal}."
+        seat = json.loads(row.payload)["seat"]
+        thread = (await t.bot.service.info(t.game_id)).private_channels[place_key(seat)]
+        ref = tr("places.footer", "ru", title="Palermo", ref=row.ordinal)
+        sent = [m for m in h.messages_in(thread)
+                if str(m.payload.get("nonce") or "").startswith(nonce)
+                or (m.id in before and ref in m.text)]
+        assert len(sent) == 1, (row.ordinal, len(sent))
+    for p in t.players:
+        texts = [m.text for m in pushes(h, await place(t, p.id))]
+        assert len(texts) == len(set(texts)), texts
+    checked = pushes(h, await place(t, inv.id))[-1].text
+    assert tr("event.check_result", "ru", target=acting.mention,
+              role=role_name("mafioso", "ru")) in checked
 
 
 async def test_a_deleted_place_or_role_is_made_again(h: Harness) -> None:

@@ -19,11 +19,10 @@ from core.i18n import t as tr
 from core.rules import night as night_rules
 from core.rules.roles import Role
 from core.state import PhaseKind
-from tests.bot.helpers import Table, confirmed, open_table
+from tests.bot.helpers import ROLES, Table, confirmed, open_table
+from tests.bot.helpers import wait_for as until
 from tests.bot.test_bad_input import dump_db
 from tests.harness import Harness, InteractionResult
-
-ROLES = "mafioso x2; investigator; sergeant; bouncer"
 
 
 # --- moves -------------------------------------------------------------------------------
@@ -66,14 +65,6 @@ async def to_night_one(h: Harness) -> Table:
 
 def lock_of(t: Table) -> asyncio.Lock:
     return t.bot.service._slot(t.game_id).lock
-
-
-async def until(check: Callable[[], bool], what: str) -> None:
-    for _ in range(500):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for: {what}")
 
 
 def waiters(lock: asyncio.Lock) -> int:

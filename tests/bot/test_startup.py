@@ -8,10 +8,8 @@ from pathlib import Path
 import discord
 import pytest
 
-from bot import MafiaBot, ready_line
-from core.settings import Settings
-from tests.bot.conftest import EVERYTHING
-from tests.bot.helpers import open_table, start
+from bot import ready_line
+from tests.bot.helpers import EVERYTHING, new_bot, open_table, start
 from tests.harness import Harness
 
 
@@ -21,8 +19,7 @@ def test_a_text_only_bot_does_not_warn_about_voice(caplog: pytest.LogCaptureFixt
     discord.VoiceClient.warn_nacl = True
     discord.VoiceClient.warn_dave = True
     with caplog.at_level(logging.WARNING):
-        MafiaBot(Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'b.db'}"),
-                 state_dir=tmp_path)
+        new_bot(tmp_path)
     assert [r.getMessage() for r in caplog.records if "voice" in r.getMessage()] == []
 
 
@@ -41,9 +38,8 @@ async def test_a_restarted_bot_says_ready_once_with_the_games_it_resumed(
     monkeypatch.setenv("LANG", "en_US.UTF-8")  # the console's language
     table = await open_table(h, 6)
     await start(table)
-    settings = Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'bot.db'}")
     await h.bot.close()
-    bot = MafiaBot(settings, state_dir=tmp_path)
+    bot = new_bot(tmp_path)
     with caplog.at_level(logging.INFO, logger="mafia"):
         async with Harness(bot, timeout=30.0) as again:
             again.add_guild("Mafia Club", locale="ru")

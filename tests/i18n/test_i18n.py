@@ -7,7 +7,6 @@ import string
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 from io import BufferedReader
@@ -65,14 +64,6 @@ SPELLS = {
     "doubling": "Удвоение",
     "destruction": "Разрушение",
 }
-
-
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
 
 
 def placeholders(entry: i18n.Entry) -> set[str]:

@@ -49,14 +49,6 @@ LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 OTHER_SCRIPT = {"meta.language_name_en", "meta.language_name_ru"}
 
 
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
-
-
 def placeholders(text: str) -> set[str]:
     return set(re.findall(r"(?<!\{)\{([a-z_]+)\}", text))
 

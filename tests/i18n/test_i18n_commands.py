@@ -11,12 +11,11 @@ cogs/ui/text.py L()/command_kwargs/localized, never inline).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import discord
-import pytest
 import pytest_asyncio
 from discord import Locale
 from discord.app_commands import TranslationContextLocation, TranslationContextTypes, locale_str
@@ -30,7 +29,7 @@ from cogs.translator import (
 )
 from core import i18n
 from core.i18n import t
-from core.settings import Settings
+from tests.bot.helpers import new_bot
 
 SUBCOMMAND = discord.AppCommandOptionType.subcommand.value
 SUBCOMMAND_GROUP = discord.AppCommandOptionType.subcommand_group.value
@@ -39,14 +38,6 @@ NAME_LOCATIONS = {
     TranslationContextLocation.group_name,
     TranslationContextLocation.parameter_name,
 }
-
-
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
 
 
 class RecordingTranslator(CatalogueTranslator):
@@ -67,8 +58,7 @@ class RecordingTranslator(CatalogueTranslator):
 
 @pytest_asyncio.fixture
 async def tree(tmp_path: Path) -> AsyncIterator[tuple[MafiaBot, RecordingTranslator]]:
-    settings = Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'bot.db'}")
-    bot = MafiaBot(settings, state_dir=tmp_path)
+    bot = new_bot(tmp_path)
     translator = RecordingTranslator()
     await bot.tree.set_translator(translator)
     for ext in EXTENSIONS:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,14 +57,6 @@ from tests.i18n.test_i18n_sources import call_name, python_files, readable, stri
 LANGS = ("ru", "en")
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z_]+")
 MARKUP = re.compile(r"<[^<>]*>")  # mentions and timestamps: <@123>, <t:1767225600:f>
-
-
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
 
 
 def in_both(key: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +45,6 @@ bad.name = "Новая игра"
 bad.long = "LONG"
 vote.count = { one = "{count} голос", few = "{count} голоса", other = "{count} голоса" }
 """
-
-
-@pytest.fixture(autouse=True)
-def strict_mode() -> Iterator[None]:
-    previous = i18n.is_strict()
-    i18n.set_strict(True)
-    yield
-    i18n.set_strict(previous)
 
 
 @pytest.fixture

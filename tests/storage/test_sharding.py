@@ -33,6 +33,7 @@ from core.storage.outbox import OutboxEntry, OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import Commit, GameService, OutboxItem
 from core.storage.sharding import ShardFilter, guild_filter, shard_of
+from tests.storage.helpers import until
 
 T_OLD = datetime(2025, 6, 1, tzinfo=UTC)  # pre-made games started then: overdue
 CLOCK = datetime(2025, 7, 1, tzinfo=UTC)  # the schedulers' frozen "now" (< core.sim.EPOCH)
@@ -43,15 +44,6 @@ ROOT = Path(__file__).resolve().parents[2]  # on the workers' PYTHONPATH
 def guild(shard: int, k: int = 0) -> int:
     """A guild id that Discord puts on `shard` (of SHARDS)."""
     return ((k * SHARDS + shard) << 22) | 4242
-
-
-async def until(check: Callable[[], bool], within: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while not check():
-        if loop.time() > end:
-            raise TimeoutError("condition not reached")
-        await asyncio.sleep(0.01)
 
 
 async def started_game(svc: GameService, guild_id: int, channel: int) -> int:
@@ -153,7 +145,7 @@ async def test_each_service_fires_and_delivers_only_its_own_guilds(storage_db: s
     await sched0.start()
     await worker0.start()
     try:
-        await until(lambda: sched0.fired == len(old[0]))
+        await until(lambda: sched0.fired == len(old[0]), within=10.0, step=0.01)
         await worker0.idle()
         # A command shard 0 applies to shard 1's game (a DM reaches shard 0 only) does not
         # make shard 0 schedule that game's deadline.
@@ -178,7 +170,7 @@ async def test_each_service_fires_and_delivers_only_its_own_guilds(storage_db: s
     await sched1.start()
     await worker1.start()
     try:
-        await until(lambda: sched1.fired == len(old[1]))
+        await until(lambda: sched1.fired == len(old[1]), within=10.0, step=0.01)
         await worker1.idle()
     finally:
         await sched1.stop()
@@ -239,7 +231,8 @@ async def worker(url: str, shard: int) -> None:
                             executor=pool)
                 for n, gid in enumerate(games)), return_exceptions=True)
         errors = [repr(p) for p in played if isinstance(p, BaseException)]
-        await until(lambda: all(d > CLOCK for d in sched.deadlines.values()), within=30)
+        await until(lambda: all(d > CLOCK for d in sched.deadlines.values()),
+                    within=30, step=0.01)
         await outbox.idle(within=30)
         await sched.stop()
         await outbox.stop()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -21,18 +20,10 @@ from core.storage.outbox import (
     exponential_backoff,
 )
 from core.storage.service import DiscordPatch, GameService, OutboxItem
+from tests.storage.helpers import until
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TINY = exponential_backoff(base=0.002, cap=0.02)
-
-
-async def until(check: Callable[[], object], within: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while not check():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.002)
 
 
 async def game_with_entries(svc: GameService, channel: int, n: int) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from core import commands as c
@@ -14,6 +13,7 @@ from core.storage.db import close_db, init_db
 from core.storage.models import EventLog
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameService
+from tests.storage.helpers import until
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -24,15 +24,6 @@ class Clock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-async def until(check: Callable[[], object], within: float = 3.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while not check():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.002)
 
 
 async def started_game(svc: GameService, channel: int = 10, players: int = 7) -> int:
