@@ -288,7 +288,10 @@ class GameService:
         except (Stale, RuleError):
             raise
         except Exception as exc:
-            raise as_stale(exc) from None
+            cured = as_stale(exc)
+            if cured is exc:
+                raise
+            raise cured from exc  # `from None` would drop the cause retrying() reports
 
     async def close(self) -> None:
         """Let the commits in flight finish (call before closing the database)."""
