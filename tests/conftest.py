@@ -13,6 +13,12 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import pytest
 import pytest_asyncio
+from hypothesis import settings
+
+# Property tests check what the rules do, not how fast: a shared 2-core CI machine made
+# hypothesis's default 200 ms deadline per example fail a test now and then.
+settings.register_profile("house", deadline=None)
+settings.load_profile("house")
 
 if TYPE_CHECKING:
     from core.storage.service import GameService
