@@ -42,7 +42,7 @@ from .places import PLACES_KINDS, Places, is_place_key, ping_args
 from .tally import TALLY_KIND, LiveTallies
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
-from .ui.lobby import signup_embed
+from .ui.lobby import SIGNUP_POST, signup_embed
 from .ui.markup import no_pings, only_users, user_text
 from .ui.render import event_embed
 from .utils.posting import (
@@ -90,7 +90,7 @@ LANES = 3
 #: ping role is synced in the announcements' lane: an announcement pings the role as it
 #: stands after its command (cogs/places.py).
 LANE_OF_KIND: dict[str, int] = {"signup": LANE_COSMETIC, "tally": LANE_COSMETIC,
-                                "ping_role": LANE_ANNOUNCE}
+                                "ping_role": LANE_ANNOUNCE, SIGNUP_POST: LANE_ANNOUNCE}
 
 
 def lane(entry: OutboxEntry) -> int:
@@ -260,7 +260,7 @@ class Delivery:
         kinds = {e.kind for _, e in public}
         signup = [x for x, e in public if e.kind in SIGNUP_EVENTS or e.kind == "game_started"]
         if signup and not all(self._did(x, "signup") for x in signup):
-            await self.refresh_signup(info)
+            await self.refresh_signup(info, signup[0])
             self._mark(signup, "signup")
         todo = [(x, e) for x, e in public
                 if e.kind not in SIGNUP_EVENTS and not self._did(x, "post")]
@@ -303,8 +303,10 @@ class Delivery:
             await self.places.deliver(info, entry)
             return
         if event is None:
-            if entry.kind == "signup":
-                await self.refresh_signup(info)
+            if entry.kind == SIGNUP_POST:
+                await self.post_signup(info, entry)
+            elif entry.kind == "signup":
+                await self.refresh_signup(info, entry)
             return
         if event.audience.kind in PRIVATE:
             await self.private_event(info, event, entry)
@@ -345,12 +347,12 @@ class Delivery:
     async def public_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         lang = info.language
         if event.kind in SIGNUP_EVENTS:
-            await self.refresh_signup(info)
+            await self.refresh_signup(info, entry)
             return
         view: discord.ui.View | None = None
         ping: dict[str, Any] = {}
         if event.kind == "game_started":
-            await self.refresh_signup(info)
+            await self.refresh_signup(info, entry)
             view = role_view(info.id, lang)
         elif event.kind == "phase_started":
             state = await self.service.state(info.id)
@@ -371,9 +373,29 @@ class Delivery:
         if await self.bot.outbox.pending_elsewhere(entry):
             raise RetryAfter(0.5)
 
-    async def refresh_signup(self, info: GameInfo) -> None:
-        if info.signup_message_id is None:
+    async def post_signup(self, info: GameInfo, entry: OutboxEntry) -> None:
+        """The signup board (written by /game create), posted in the game channel with
+        the entry's nonce and its id stored for the edits; it shows the game as it is now,
+        so the joins that came before it are on it."""
+        if info.signup_message_id is not None:  # posted and stored before a crash
             return
+        from .ui.components import signup_view
+
+        signup = lobby_view(await self.service.state(info.id))
+        view = signup_view(info.id, info.language) if not signup.started else None
+        sent = await post(self._channel(info.channel_id), entry_key(entry),
+                          embeds=[signup_embed(signup, info.language)], view=view)
+        await self.service.set_discord(info.id, DiscordPatch(signup_message_id=sent[0].id))
+
+    async def refresh_signup(self, info: GameInfo, entry: OutboxEntry) -> None:
+        """The signup board shows the game as it is now. An edit that falls due before
+        the board is posted (the post waits in the announcements' lane) waits for it."""
+        if info.signup_message_id is None:
+            if await self.bot.outbox.pending_elsewhere(entry):
+                raise RetryAfter(0.5)
+            info = await self.service.info(info.id)  # posted meanwhile?
+            if info.signup_message_id is None:
+                return  # never posted (parked: the master was told)
         signup = lobby_view(await self.service.state(info.id))
         message = self._channel(info.channel_id).get_partial_message(  # type: ignore[attr-defined]
             info.signup_message_id)

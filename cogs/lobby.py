@@ -12,13 +12,14 @@ from core import commands as c
 from core.access import ChannelKind, game_place_refusal, may_master
 from core.errors import ErrorCode, RuleError
 from core.i18n import t
-from core.storage.service import DiscordPatch
+from core.storage.service import DiscordPatch, OutboxItem
 from core.views import lobby_view
 from core.vocabulary import Options
 
 from .base import GameCog
-from .ui.components import SignupButton, signup_view
-from .ui.lobby import signup_embed
+from .ui.components import SignupButton
+from .ui.lobby import SIGNUP_POST, signup_embed
+from .ui.markup import user_text
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
 from .utils.actions import join_or_leave
@@ -68,14 +69,13 @@ class Lobby(GameCog):
                           crypto=crypto, day_minutes=day_minutes, night_minutes=night_minutes,
                           language=lang)
         assert interaction.guild is not None and interaction.channel_id is not None
-        game_id = await self.service.create(
+        # The board is a public record: the outbox posts it in this channel (a crash
+        # before the reply still gets it posted); the reply only confirms, to the master.
+        await self.service.create(
             interaction.guild.id, interaction.channel_id, interaction.user.id, title, plot,
-            options, language=lang)
-        view = lobby_view(await self.service.state(game_id))
-        await interaction.response.send_message(embed=signup_embed(view, lang),
-                                                view=signup_view(game_id, lang))
-        message = await interaction.original_response()
-        await self.service.set_discord(game_id, DiscordPatch(signup_message_id=message.id))
+            options, language=lang, extra_outbox=[OutboxItem(kind=SIGNUP_POST, payload={})])
+        await interaction.response.send_message(
+            t("lobby.created", user_lang(interaction), title=user_text(title)), ephemeral=True)
 
     async def refuse_place(self, interaction: discord.Interaction[MafiaBot]) -> None:
         """Games open only in ordinary text channels no game owns (core.access decides)."""

@@ -1,4 +1,9 @@
-"""The signup message: title, plot, modules and options, players, composition."""
+"""The signup message: title, plot, modules and options, players, composition.
+
+It is owed to Discord like any public record: `/game create` writes a SIGNUP_POST outbox
+entry in the game's own transaction, and the outbox posts the board in the game channel
+(with a nonce) and stores its id (cogs/delivery.py `post_signup`); joins, leaves, the
+roles and the options then edit that message."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from .limits import clamp_embed
 from .markup import user_text
 from .text import mention
 
+SIGNUP_POST = "signup_post"  # Outbox.kind of the entry that posts the signup board
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
                  "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard",

@@ -138,8 +138,9 @@ async def open_table(h: Harness, n: int = 8, *, roles: str | None = None,
     players = [h.add_member(f"P{i}", locale=locale) for i in range(1, n + 1)]
     table = Table(h, master, players, channel=h.default_guild.general_id)
     res = await table.do(master, "game create", title="Palermo", **create)
-    assert not res.ephemeral, res.text
+    assert res.ephemeral, res.text  # the board itself is posted by the outbox
     table.game_id = (await table.bot.service.game_in_channel(table.channel)).id  # type: ignore[union-attr]
+    await table.settle()  # the signup board is there before anybody joins
     for p in players:
         res = await table.do(p, "game join")
         assert res.ephemeral, res.text

@@ -89,7 +89,7 @@ async def seat(h: Harness, guild: Any, title: str, locales: list[str], *,
     players = [h.add_member(f"P{i}", guild.id, locale=loc) for i, loc in enumerate(locales, 1)]
     table = Table(h, master, players, channel=guild.general_id)
     res = await table.do(master, "game create", title=title, **create)
-    assert not res.ephemeral, res.text
+    assert res.ephemeral, res.text
     info = await table.bot.service.game_in_channel(table.channel)
     assert info is not None
     table.game_id = info.id

@@ -92,7 +92,7 @@ async def test_several_games_in_one_guild(h: Harness) -> None:
     other = h.add_text_channel("second-game")
     master2 = h.add_member("Master2")
     res = await h.slash(master2, "game create", title="Corleone", channel=other.id)
-    assert not res.ephemeral
+    assert res.ephemeral and res.text == tr("lobby.created", "en", title="Corleone")
     res = await h.slash(t.players[0], "game join", channel=other.id)
     assert res.ephemeral
     second = await h.bot.service.game_in_channel(other.id)  # type: ignore[attr-defined]

@@ -26,7 +26,7 @@ async def table(h: Harness, i: int, *, setup: bool = True) -> Table:
     players = [h.add_member(f"G{i}P{k}") for k in range(1, 9)]
     t = Table(h, master, players, channel=channel)
     res = await t.do(master, "game create", title=f"Game {i}")
-    assert not res.ephemeral, res.text
+    assert res.ephemeral, res.text
     t.game_id = (await t.bot.service.game_in_channel(channel)).id  # type: ignore[union-attr]
     if not setup:
         return t

@@ -25,7 +25,8 @@ async def test_buttons_and_the_vote_menu_work_after_a_restart(lives: Lives) -> N
     lobby_channel = h.add_text_channel("lobby").id
     master2 = h.add_member("Master2")
     res = await h.slash(master2, "game create", channel=lobby_channel, title="Second")
-    assert not res.ephemeral
+    assert res.ephemeral
+    await h.bot.outbox.idle(within=20)  # type: ignore[attr-defined]
     lobby = await h.bot.service.game_in_channel(lobby_channel)  # type: ignore[attr-defined]
     assert lobby is not None
     newcomer = h.add_member("Newcomer", locale="ru")

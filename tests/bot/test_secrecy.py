@@ -62,7 +62,7 @@ ROLE_RE = re.compile(
     + r")(?!\w)", re.IGNORECASE)
 MENTION_RE = re.compile(r"<@!?(\d+)>")
 POLICE = (Role.INVESTIGATOR, Role.SERGEANT)
-PUBLIC_COMMANDS = {"game create", "checkin", "vote", "unvote"}
+PUBLIC_COMMANDS = {"checkin", "vote", "unvote"}
 
 
 def pairs_in(line: str, names: dict[str, int]) -> list[Pair]:

@@ -145,7 +145,7 @@ async def test_look_alike_names_are_told_apart_in_the_vote_menu_and_autocomplete
     fake = h.add_member(h.add_user("impostor"), nick="Anna\u200b")
     others = [h.add_member(f"P{i}") for i in range(6)]
     table = Table(h, master, [anna, fake, *others], channel=h.default_guild.general_id)
-    assert not (await table.do(master, "game create", title="Twins")).ephemeral
+    assert (await table.do(master, "game create", title="Twins")).ephemeral
     table.game_id = (await table.bot.service.game_in_channel(table.channel)).id  # type: ignore[union-attr]
     for p in table.players:
         assert (await table.do(p, "game join")).ephemeral
@@ -172,7 +172,7 @@ async def test_one_member_cannot_open_more_games_than_the_limit(h: Harness) -> N
     for i in range(limit):
         channel = h.add_text_channel(f"table-{i}")
         res = await h.slash(member, "game create", channel=channel.id, title=f"G{i}")
-        assert not res.ephemeral, res.text
+        assert res.ephemeral and res.text == t("lobby.created", "en", title=f"G{i}"), res.text
     before = await rows()
     channel = h.add_text_channel("one-too-many")
     res = await h.slash(member, "game create", channel=channel.id, title="Again")
