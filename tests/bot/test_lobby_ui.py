@@ -1,15 +1,24 @@
-"""Lobby and UI extras: the live signup message, buttons, menus, autocomplete,
-permission checks, several games in one guild."""
+"""Lobby and UI extras: the live signup message (posted by the outbox, across a crash),
+buttons, menus, autocomplete, permission checks, several games in one guild."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
 import discord
 
+from cogs.ui.lobby import SIGNUP_POST
 from core.i18n import t as tr
 from core.rules.roles import Role
 from core.state import PhaseKind
+from core.storage.models import DELIVERED, PENDING, Outbox
+from core.storage.outbox import RetryAfter
 from tests.bot.helpers import confirmed, open_table
-from tests.harness import Harness
+from tests.bot.test_delivery import freeze, frozen_after, posted
+from tests.bot.test_restart import first_life, restart, wait_for
+from tests.harness import Harness, MessageRecord
 
 
 async def test_signup_message_lists_players_as_they_join_and_leave(h: Harness) -> None:
@@ -112,3 +121,142 @@ async def test_cancel_ends_without_result(h: Harness) -> None:
     res = await t.do(t.master, "game cancel")
     assert res.ephemeral
     assert (await t.state()).phase is PhaseKind.CANCELLED
+
+
+# --- the board is the outbox's: ordered, crash-safe, posted once --------------------------
+def boards(h: Harness, channel: int) -> list[MessageRecord]:
+    """The signup boards in a channel (the messages carrying a Join button)."""
+    return [m for m in posted(h, channel)
+            if any(c.startswith("mafia:join:") for c in m.custom_ids)]
+
+
+async def until(check: Any, what: str) -> None:
+    """Wait for an async condition (the outbox works in the background)."""
+    for _ in range(500):
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for: {what}")
+
+
+async def test_a_join_due_before_the_board_waits_for_it(h: Harness) -> None:
+    """The board waits in the announcements' lane (Discord asked to wait); a join's edit,
+    due meanwhile in the cosmetic lane, waits for the board instead of being dropped."""
+    master, player, late = h.add_member("Master"), h.add_member("P1"), h.add_member("P2")
+    channel = h.default_guild.general_id
+    bot: Any = h.bot
+    real = bot.delivery.post_signup
+    release = asyncio.Event()
+
+    async def held(info: Any, entry: Any) -> None:
+        if not release.is_set():
+            raise RetryAfter(0.2)
+        await real(info, entry)
+
+    bot.delivery.post_signup = held
+    res = await h.slash(master, "game create", channel=channel, title="Palermo")
+    assert res.ephemeral and res.text == tr("lobby.created", "en", title="Palermo")
+    game = await bot.service.game_in_channel(channel)
+    assert (await h.slash(player, "game join", channel=channel)).ephemeral
+
+    async def edit_tried() -> bool:
+        rows = await Outbox.filter(game_id=game.id, kind="event")
+        return any((r.last_error or r.status == DELIVERED) and '"joined"' in r.payload
+                   for r in rows)
+
+    await until(edit_tried, "the join's edit to be tried")
+    edit = next(r for r in await Outbox.filter(game_id=game.id, kind="event")
+                if '"joined"' in r.payload)
+    assert edit.status == PENDING and not boards(h, channel)  # waiting, not dropped
+    release.set()
+
+    async def delivered() -> bool:
+        return {r.status for r in await Outbox.filter(game_id=game.id)} == {DELIVERED}
+
+    await until(delivered, "the board and the edit to go out")
+    [board] = boards(h, channel)
+    assert (await bot.service.info(game.id)).signup_message_id == board.id
+    assert player.mention in board.text
+    # later joins edit the same board; its Join button works like /game join
+    res = await h.click(late, board, f"mafia:join:{game.id}")
+    assert res.ephemeral and res.text == tr("lobby.joined", "en", title="Palermo", count=2)
+    await bot.outbox.idle(within=20)
+    [board] = boards(h, channel)
+    assert player.mention in board.text and late.mention in board.text
+
+
+async def test_a_board_committed_just_before_a_crash_is_posted_after_the_restart(
+        tmp_path: Path) -> None:
+    h = await first_life(tmp_path)
+    channel = h.default_guild.general_id
+    try:
+        master = h.add_member("Master", locale="ru")
+        bot: Any = h.bot
+        await bot.outbox.stop()  # the process dies before the outbox gets to it
+        hit: list[Any] = []
+        bot.service.create = frozen_after(bot.service.create, lambda *_a, **_k: True, hit)
+        await h.slash(master, "game create", channel=channel, title="Palermo", wait=False)
+        await wait_for(lambda: bool(hit), "the game to be committed")
+        game = await bot.service.game_in_channel(channel)
+        assert game is not None and game.signup_message_id is None
+        assert not h.messages_in(channel, include_ephemeral=True)  # no reply, no board
+    except BaseException:
+        await h.close()
+        raise
+    h = await restart(h, tmp_path)
+    try:
+        bot = h.bot
+        await bot.outbox.idle(within=20)
+        [board] = boards(h, channel)
+        assert tr("signup.title", "ru", title="Palermo") in board.text
+        assert (await bot.service.info(game.id)).signup_message_id == board.id
+        player = h.add_member("P1", locale="ru")
+        res = await h.click(player, board, f"mafia:join:{game.id}", locale="ru")
+        assert res.ephemeral and res.text == tr("lobby.joined", "ru", title="Palermo", count=1)
+        await bot.outbox.idle(within=20)
+        [board] = boards(h, channel)
+        assert player.mention in board.text
+        assert {r.status for r in await Outbox.filter(game_id=game.id)} == {DELIVERED}
+    finally:
+        await h.close()
+
+
+async def test_a_crash_after_posting_the_board_does_not_post_it_twice(
+        tmp_path: Path) -> None:
+    h = await first_life(tmp_path)
+    channel = h.default_guild.general_id
+    try:
+        master = h.add_member("Master", locale="ru")
+        bot: Any = h.bot
+        hit: list[Any] = []
+        real = bot.service.set_discord
+
+        async def set_discord(game_id: int, patch: Any, **kwargs: Any) -> None:
+            if "signup_message_id" in patch.model_fields_set:
+                hit.append(patch)
+                await freeze()  # posted; the process dies before storing its id
+            await real(game_id, patch, **kwargs)
+
+        bot.service.set_discord = set_discord
+        res = await h.slash(master, "game create", channel=channel, title="Palermo")
+        assert res.ephemeral, res.text
+        await wait_for(lambda: bool(hit), "the board to be posted")
+        assert len(boards(h, channel)) == 1
+        game = await bot.service.game_in_channel(channel)
+        [first] = [r.json for r in h.requests_to("POST /channels/{channel_id}/messages")]
+    except BaseException:
+        await h.close()
+        raise
+    h = await restart(h, tmp_path)
+    try:
+        bot = h.bot
+        await bot.outbox.idle(within=20)
+        [board] = boards(h, channel)  # the retry's nonce returned the board already posted
+        assert (await bot.service.info(game.id)).signup_message_id == board.id
+        [entry] = await Outbox.filter(game_id=game.id, kind=SIGNUP_POST)
+        assert entry.status == DELIVERED
+        [again] = [r.json for r in h.requests_to("POST /channels/{channel_id}/messages")]
+        assert again["nonce"] == first["nonce"] and first["enforce_nonce"] \
+            and again["enforce_nonce"]
+    finally:
+        await h.close()
