@@ -173,7 +173,8 @@ async def test_one_member_cannot_open_more_games_than_the_limit(h: Harness) -> N
         channel = h.add_text_channel(f"table-{i}")
         res = await h.slash(member, "game create", channel=channel.id, title=f"G{i}")
         assert res.ephemeral and res.text == t("lobby.created", "en", title=f"G{i}"), res.text
-    before = await rows()
+    await h.bot.outbox.idle(within=20)  # type: ignore[attr-defined]
+    before = await rows()  # the boards posted
     channel = h.add_text_channel("one-too-many")
     res = await h.slash(member, "game create", channel=channel.id, title="Again")
     assert res.ephemeral and res.text == t("error.too_many_games_member", "en", limit=limit)
