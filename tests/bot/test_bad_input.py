@@ -62,7 +62,7 @@ async def open_at(h: Harness, channel: int, prefix: str, n: int, roles: str,
     players = [h.add_member(f"{prefix}{i}") for i in range(1, n + 1)]
     table = Table(h, master, players, channel=channel)
     res = await table.do(master, "game create", title=f"{prefix} table", **create)
-    assert not res.ephemeral, res.text
+    assert res.ephemeral, res.text  # the board itself is posted by the outbox
     info = await table.bot.service.game_in_channel(channel)
     assert info is not None
     table.game_id = info.id
