@@ -4,7 +4,6 @@ buttons, menus, autocomplete, permission checks, several games in one guild."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import discord
@@ -15,9 +14,8 @@ from core.rules.roles import Role
 from core.state import PhaseKind
 from core.storage.models import DELIVERED, PENDING, Outbox
 from core.storage.outbox import RetryAfter
-from tests.bot.helpers import confirmed, open_table
-from tests.bot.test_delivery import freeze, frozen_after, posted
-from tests.bot.test_restart import first_life, restart, wait_for
+from tests.bot.helpers import Lives, confirmed, open_table, posted, wait_for
+from tests.bot.test_delivery import freeze, frozen_after
 from tests.harness import Harness, MessageRecord
 
 
@@ -186,77 +184,64 @@ async def test_a_join_due_before_the_board_waits_for_it(h: Harness) -> None:
 
 
 async def test_a_board_committed_just_before_a_crash_is_posted_after_the_restart(
-        tmp_path: Path) -> None:
-    h = await first_life(tmp_path)
+        lives: Lives) -> None:
+    h = lives.h
     channel = h.default_guild.general_id
-    try:
-        master = h.add_member("Master", locale="ru")
-        bot: Any = h.bot
-        await bot.outbox.stop()  # the process dies before the outbox gets to it
-        hit: list[Any] = []
-        bot.service.create = frozen_after(bot.service.create, lambda *_a, **_k: True, hit)
-        await h.slash(master, "game create", channel=channel, title="Palermo", wait=False)
-        await wait_for(lambda: bool(hit), "the game to be committed")
-        game = await bot.service.game_in_channel(channel)
-        assert game is not None and game.signup_message_id is None
-        assert not h.messages_in(channel, include_ephemeral=True)  # no reply, no board
-    except BaseException:
-        await h.close()
-        raise
-    h = await restart(h, tmp_path)
-    try:
-        bot = h.bot
-        await bot.outbox.idle(within=20)
-        [board] = boards(h, channel)
-        assert tr("signup.title", "ru", title="Palermo") in board.text
-        assert (await bot.service.info(game.id)).signup_message_id == board.id
-        player = h.add_member("P1", locale="ru")
-        res = await h.click(player, board, f"mafia:join:{game.id}", locale="ru")
-        assert res.ephemeral and res.text == tr("lobby.joined", "ru", title="Palermo", count=1)
-        await bot.outbox.idle(within=20)
-        [board] = boards(h, channel)
-        assert player.mention in board.text
-        assert {r.status for r in await Outbox.filter(game_id=game.id)} == {DELIVERED}
-    finally:
-        await h.close()
+    master = h.add_member("Master", locale="ru")
+    bot: Any = h.bot
+    await bot.outbox.stop()  # the process dies before the outbox gets to it
+    hit: list[Any] = []
+    bot.service.create = frozen_after(bot.service.create, lambda *_a, **_k: True, hit)
+    await h.slash(master, "game create", channel=channel, title="Palermo", wait=False)
+    await wait_for(lambda: bool(hit), "the game to be committed")
+    game = await bot.service.game_in_channel(channel)
+    assert game is not None and game.signup_message_id is None
+    assert not h.messages_in(channel, include_ephemeral=True)  # no reply, no board
+
+    h = await lives.restart()
+    bot = h.bot
+    await bot.outbox.idle(within=20)
+    [board] = boards(h, channel)
+    assert tr("signup.title", "ru", title="Palermo") in board.text
+    assert (await bot.service.info(game.id)).signup_message_id == board.id
+    player = h.add_member("P1", locale="ru")
+    res = await h.click(player, board, f"mafia:join:{game.id}", locale="ru")
+    assert res.ephemeral and res.text == tr("lobby.joined", "ru", title="Palermo", count=1)
+    await bot.outbox.idle(within=20)
+    [board] = boards(h, channel)
+    assert player.mention in board.text
+    assert {r.status for r in await Outbox.filter(game_id=game.id)} == {DELIVERED}
 
 
-async def test_a_crash_after_posting_the_board_does_not_post_it_twice(
-        tmp_path: Path) -> None:
-    h = await first_life(tmp_path)
+async def test_a_crash_after_posting_the_board_does_not_post_it_twice(lives: Lives) -> None:
+    h = lives.h
     channel = h.default_guild.general_id
-    try:
-        master = h.add_member("Master", locale="ru")
-        bot: Any = h.bot
-        hit: list[Any] = []
-        real = bot.service.set_discord
+    master = h.add_member("Master", locale="ru")
+    bot: Any = h.bot
+    hit: list[Any] = []
+    real = bot.service.set_discord
 
-        async def set_discord(game_id: int, patch: Any, **kwargs: Any) -> None:
-            if "signup_message_id" in patch.model_fields_set:
-                hit.append(patch)
-                await freeze()  # posted; the process dies before storing its id
-            await real(game_id, patch, **kwargs)
+    async def set_discord(game_id: int, patch: Any, **kwargs: Any) -> None:
+        if "signup_message_id" in patch.model_fields_set:
+            hit.append(patch)
+            await freeze()  # posted; the process dies before storing its id
+        await real(game_id, patch, **kwargs)
 
-        bot.service.set_discord = set_discord
-        res = await h.slash(master, "game create", channel=channel, title="Palermo")
-        assert res.ephemeral, res.text
-        await wait_for(lambda: bool(hit), "the board to be posted")
-        assert len(boards(h, channel)) == 1
-        game = await bot.service.game_in_channel(channel)
-        [first] = [r.json for r in h.requests_to("POST /channels/{channel_id}/messages")]
-    except BaseException:
-        await h.close()
-        raise
-    h = await restart(h, tmp_path)
-    try:
-        bot = h.bot
-        await bot.outbox.idle(within=20)
-        [board] = boards(h, channel)  # the retry's nonce returned the board already posted
-        assert (await bot.service.info(game.id)).signup_message_id == board.id
-        [entry] = await Outbox.filter(game_id=game.id, kind=SIGNUP_POST)
-        assert entry.status == DELIVERED
-        [again] = [r.json for r in h.requests_to("POST /channels/{channel_id}/messages")]
-        assert again["nonce"] == first["nonce"] and first["enforce_nonce"] \
-            and again["enforce_nonce"]
-    finally:
-        await h.close()
+    bot.service.set_discord = set_discord
+    res = await h.slash(master, "game create", channel=channel, title="Palermo")
+    assert res.ephemeral, res.text
+    await wait_for(lambda: bool(hit), "the board to be posted")
+    assert len(boards(h, channel)) == 1
+    game = await bot.service.game_in_channel(channel)
+    [first] = [r.json for r in h.requests_to("POST /channels/{channel_id}/messages")]
+
+    h = await lives.restart()
+    bot = h.bot
+    await bot.outbox.idle(within=20)
+    [board] = boards(h, channel)  # the retry's nonce returned the board already posted
+    assert (await bot.service.info(game.id)).signup_message_id == board.id
+    [entry] = await Outbox.filter(game_id=game.id, kind=SIGNUP_POST)
+    assert entry.status == DELIVERED
+    [again] = [r.json for r in h.requests_to("POST /channels/{channel_id}/messages")]
+    assert again["nonce"] == first["nonce"] and first["enforce_nonce"] \
+        and again["enforce_nonce"]
