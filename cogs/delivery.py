@@ -36,6 +36,7 @@ from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
 from core.views import channel_access, lobby_view
 from core.visibility import living_choices
+from core.vocabulary import Team
 
 from .overwrites import member_overwrite
 from .places import PLACES_KINDS, Places, is_place_key, ping_args
@@ -465,20 +466,28 @@ class Delivery:
             channel = found
             await channel.edit(overwrites=overwrites, category=category)
         else:
-            name = t(f"channel.{team.split(':')[0]}", info.language,
-                     number=team.split(":")[1] if ":" in team else "")
+            parsed = Team.parse(team)
+            name = t(f"channel.{parsed.kind if parsed else team}", info.language,
+                     number=parsed.number if parsed and parsed.number is not None else "")
             topic = t("channel.topic", info.language, team=team_name(team, info.language),
                       title=user_text(info.title))
             channel = await guild.create_text_channel(
                 name[:100], category=category, overwrites=overwrites,
                 topic=f"{topic[:1024 - len(marker) - 1]} {marker}")
+        await self.record_channel(info, team, channel, entry, t(
+            "channel.welcome", info.language, team=team_name(team, info.language)))
+
+    async def record_channel(self, info: GameInfo, key: str, channel: discord.TextChannel,
+                             entry: OutboxEntry | None, welcome: str) -> None:
+        """A private place made (or adopted) for the game: its id stored under `key` and
+        indexed before its welcome is posted (with a nonce), so a crash in between adopts
+        the channel and posts the welcome once."""
         channels = dict((await self.service.info(info.id)).private_channels)
-        channels[team] = channel.id
+        channels[key] = channel.id
         await self.service.set_discord(info.id, DiscordPatch(private_channels=channels))
         self.bot.private_index[channel.id] = info.id
-        key = entry_key(entry, "w") if entry is not None else f"g{info.id}w{channel.id}"
-        await post(channel, key, content=t("channel.welcome", info.language,
-                                           team=team_name(team, info.language)))
+        nonce = entry_key(entry, "w") if entry is not None else f"g{info.id}w{channel.id}"
+        await post(channel, nonce, content=welcome)
 
     async def ensure_category(self, info: GameInfo, guild: discord.Guild
                               ) -> discord.CategoryChannel:

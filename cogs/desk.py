@@ -32,7 +32,7 @@ from core.errors import ErrorCode, RuleError
 from core.events import Event
 from core.i18n import t
 from core.storage.outbox import OutboxEntry
-from core.storage.service import DiscordPatch, GameInfo, GameService
+from core.storage.service import GameInfo, GameService
 from core.views import parse_player
 
 from .base import PlayerArg, ack
@@ -66,6 +66,9 @@ class Delivery(Protocol):
 
     async def ensure_category(self, info: GameInfo, guild: discord.Guild
                               ) -> discord.CategoryChannel: ...
+
+    async def record_channel(self, info: GameInfo, key: str, channel: discord.TextChannel,
+                             entry: OutboxEntry | None, welcome: str) -> None: ...
 
 
 DESK = "desk"  # the desk's key among the game's private channels
@@ -104,13 +107,8 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
                     found.id)
         await found.edit(overwrites=desk_overwrites(guild, info.master_id),
                          category=category)
-    channels = dict((await delivery.service.info(info.id)).private_channels)
-    channels[DESK] = found.id
-    await delivery.service.set_discord(info.id, DiscordPatch(private_channels=channels))
-    delivery.bot.private_index[found.id] = info.id
-    key = entry_key(entry, "w") if entry is not None else f"g{info.id}w{found.id}"
-    await post(found, key, content=t("desk.channel.welcome", info.language,
-                                     title=user_text(info.title)))
+    await delivery.record_channel(info, DESK, found, entry, t(
+        "desk.channel.welcome", info.language, title=user_text(info.title)))
     return found
 
 
