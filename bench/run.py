@@ -319,7 +319,7 @@ def table(out: dict[str, Any]) -> str:
         f"({r['responses']} interaction responses) for {r['interactions']} interactions, "
         f"{r['phases']} phases, {r['teams']} private channels")
     add(f"  lower bound {r['lower_bound']} = {r['interactions']} responses + "
-        f"{r['public_actions']} public action posts + "
+        f"1 signup board + {r['public_actions']} public action posts + "
         f"{r['phases'] + 1} phase announcements + {r['teams'] + 1} channel set-up + "
         f"{r['places_bound']} private places and ping role "
         f"({r['places_calls']} calls made for them); ratio {_f(r['ratio'], 2)}")
