@@ -158,13 +158,15 @@ async def stream(workdir: Path, *, games: int, workers: int, samples: int,
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         transactions = svc._group.transactions - transactions
         await svc.close()
+        for gid in ids:  # not timed: every stored state is what its log replays to
+            await svc.verify(gid)
     finally:
         await close_db()
     after = await floor.bare_commits(workdir / "stream-floor-2.db", floor_commits)
     floor_per_s = (before["commits_per_s"] + after["commits_per_s"]) / 2
     per_s = committed / wall if wall else float("nan")
     return {"games": games, "players": players, "workers": min(workers, games),
-            "commands": committed, "refused": refused, "seconds": wall,
+            "commands": committed, "refused": refused, "seconds": wall, "verified": len(ids),
             "commands_per_s": per_s, "cpu_ms_per_command": cpu / max(1, committed) * 1e3,
             "commands_per_transaction": committed / max(1, transactions),
             "floor_before_per_s": before["commits_per_s"],

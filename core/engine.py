@@ -101,9 +101,9 @@ def copy_state(state: GameState) -> GameState:
 def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState:
     """The copy the handler may change. The commands of a day's stream (a vote, its
     withdrawal, a night order) change only one list of the state, appending to it or
-    removing from it: they get the state's top level and that list copied, its items
-    too for orders (a second move renumbers them), the rest shared with `state`; a
-    whole copy would cost most of such a command (tests/engine/test_engine_copy.py
+    removing from it: they get the state's top level and that list copied (and the
+    sender's own orders: a second move renumbers them), the rest shared with `state`;
+    a whole copy would cost most of such a command (tests/engine/test_engine_copy.py
     checks both ways give the same state, and that `state` is left untouched)."""
     if isinstance(cmd, c.Vote | c.Unvote) and not (isinstance(cmd, c.Vote) and cmd.shout):
         new = state.model_copy()
@@ -111,7 +111,7 @@ def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState
         return new
     if isinstance(cmd, c.NightOrder) and not state.options.early_night:
         new = state.model_copy()
-        new.orders = [o.model_copy() for o in state.orders]
+        new.orders = [o.model_copy() if o.actor == cmd.by else o for o in state.orders]
         return new
     return copy_state(state) if as_json is None else GameState.model_validate_json(as_json)
 
