@@ -477,7 +477,7 @@ class GameService:
         """The stored state (ours: changed in place) with the logged commands after it
         applied, up to `seq` (the row's; anything else is a ReplayMismatch)."""
         rows = await EventLog.filter(game_id=game_id, seq__gt=state.seq, seq__lte=seq) \
-            .order_by("seq").values_list("seq", "command")
+            .using_db(reader()).order_by("seq").values_list("seq", "command")
         for logged, command in rows:
             engine.apply_in_place(state, COMMAND_ADAPTER.validate_json(command))
             if state.seq != logged:
