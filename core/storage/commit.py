@@ -141,7 +141,8 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
             raise Stale()
         await statements.insert_log(conn, p.game_id, new.seq, command_json, events_json, now)
         await statements.insert_outbox(conn, p.game_id, p.outbox_seq, rows, now)
-        if [q.uid for q in old.players] != [q.uid for q in new.players]:
+        if old.players is not new.players \
+                and [q.uid for q in old.players] != [q.uid for q in new.players]:
             await seat_players(conn, p.game_id, p.guild_id, new)
         if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
             await count_stats(conn, p.guild_id, new)
