@@ -135,12 +135,13 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
     hooks = list(hooks)
 
     async def write(conn: BaseDBAsyncClient) -> None:
-        n = await statements.update_game(conn, p.game_id, values, seq=old.seq,
-                                         outbox_seq=p.outbox_seq)
-        if n != 1:
+        outbox = statements.outbox_insert(conn, p.game_id, p.outbox_seq, rows, now)
+        if not await statements.guarded(
+                conn, statements.game_update(conn, p.game_id, values, seq=old.seq,
+                                             outbox_seq=p.outbox_seq),
+                [statements.log_insert(conn, p.game_id, new.seq, command_json, events_json,
+                                       now)] + ([outbox] if outbox is not None else [])):
             raise Stale()
-        await statements.insert_log(conn, p.game_id, new.seq, command_json, events_json, now)
-        await statements.insert_outbox(conn, p.game_id, p.outbox_seq, rows, now)
         if old.players is not new.players \
                 and [q.uid for q in old.players] != [q.uid for q in new.players]:
             await seat_players(conn, p.game_id, p.guild_id, new)
