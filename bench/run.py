@@ -3,7 +3,8 @@
 Sections (README, "Performance"):
   engine    whole simulated games per second; night resolution cost vs player count
   floor     bare single-row aiosqlite commits (the physical floor of a durable command)
-  backends  the same command stream through the GameService on SQLite and PostgreSQL
+  backends  the same command stream through the GameService on SQLite and PostgreSQL;
+            one process's durable stream through the GameService alone over the floor
   discord   /vote, /night, /role through the real bot and the harness on SQLite on disk:
             p50/p95/p99 with 1, 100 and 500 games played at once; saturated throughput
   processes the saturated stream again with K bot processes (shard i of K each) on one
@@ -76,6 +77,9 @@ class Sizes:
     live_games: int = 1000
     backend_games: int = 20
     backend_players: int = 12
+    stream_games: int = 64  # the service's own durable stream (bench/backends.py)
+    stream_workers: int = 32
+    stream_samples: int = 3000
     storm_games: int = 500  # live games whose deadlines fall in the same second
     storm_rate: float = 20.0  # commands/s the players send during the storm
     scale_games: int = 5000  # live games in one process (issue 22: ten times the games)
@@ -92,7 +96,8 @@ SMOKE = Sizes(
     night_players=[6, 12], night_seeds=1, night_repeat=1, floor_commits=50,
     e2e_games=[1, 3], e2e_samples={1: 6, 3: 6}, per_game_rate=5.0, saturated_samples=9,
     saturated_workers=3, processes=2, process_games=2, process_samples=6, process_workers=2,
-    rotate=3, live_games=4, backend_games=2, backend_players=6, archive_players=8,
+    rotate=3, live_games=4, backend_games=2, backend_players=6, stream_games=3,
+    stream_workers=2, stream_samples=6, archive_players=8,
     archive_days=2, storm_games=3, storm_rate=5.0, scale_games=6, scale_templates=2,
     scale_samples=6, scale_rate=1.0,
 )
@@ -119,6 +124,11 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
     log("backends: the service on SQLite and PostgreSQL ...")
     out["backends"] = await backends.compare(workdir, sizes.backend_games,
                                              sizes.backend_players, sizes.postgres)
+
+    log("stream: one process's durable commands through the GameService alone ...")
+    out["stream"] = await backends.stream(
+        workdir, games=sizes.stream_games, workers=sizes.stream_workers,
+        samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
 
     async def grow_to_live(bench: Bench) -> dict[str, Any]:
         log(f"  growing to {sizes.live_games} live games for memory and restart ...")
@@ -213,6 +223,10 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                                   "target": f">= {FLOOR_RATIO_TARGET:g}",
                                   "met": out["floor_ratio"]["processes_ratio"]
                                   >= FLOOR_RATIO_TARGET},
+        # The GameService's own stream (no Discord) over the floor measured beside it.
+        "service_stream_over_floor": {"value": out["stream"]["ratio"],
+                                      "target": f">= {FLOOR_RATIO_TARGET:g}",
+                                      "met": out["stream"]["ratio"] >= FLOOR_RATIO_TARGET},
         "rest_over_bound": {"value": out["rest"]["ratio"], "target": f"<= {REST_RATIO_TARGET:g}",
                             "met": out["rest"]["ratio"] <= REST_RATIO_TARGET
                             and not out["rest"]["storm"]},
@@ -264,6 +278,14 @@ def table(out: dict[str, Any]) -> str:
     if "commands_per_s" in b["postgres"]:
         ratio = b["postgres"]["commands_per_s"] / b["sqlite"]["commands_per_s"]
         add(f"  postgres / sqlite = {_f(ratio, 2)}")
+    st = out["stream"]
+    add(f"  one process's durable stream, the service alone ({st['workers']} clients over "
+        f"{st['games']} live games, votes and night orders, group commit, no Discord): "
+        f"{_f(st['commands_per_s'], 0)} commands/s, {_f(st['cpu_ms_per_command'], 3)} ms CPU "
+        f"each, {_f(st['commands_per_transaction'], 1)} a transaction")
+    add(f"    floor beside it {_f(st['floor_per_s'], 0)} commits/s (before "
+        f"{_f(st['floor_before_per_s'], 0)}, after {_f(st['floor_after_per_s'], 0)}); "
+        f"stream/floor = {_f(st['ratio'], 3)}")
     add("ENGINE  whole simulated games (core.sim.play, every module on)")
     for g in out["engine_games"]:
         add(f"  {g['players']:>2} players   {_f(g['games_per_s'], 2):>8} games/s"
@@ -297,7 +319,8 @@ def table(out: dict[str, Any]) -> str:
         f"({_f(sat['durable_per_s'], 0)} durable/s), p99 {_f(sat['all']['p99_ms'])} ms")
     fr = out["floor_ratio"]
     add(f"  floor: {_f(fr['floor_per_s'], 0)} bare aiosqlite commits/s "
-        f"({_f(out['floor']['ms_per_commit'], 3)} ms each); stream/floor = {_f(fr['ratio'], 3)}"
+        f"({_f(out['floor']['ms_per_commit'], 3)} ms each); the bot's stream through the "
+        f"fake Discord (in this process, its CPU counted) / floor = {_f(fr['ratio'], 3)}"
         f" (durable commands only: {_f(fr['durable_ratio'], 3)})")
     add(f"  set-up: {d['setup']['games']} live games via the service, "
         f"{_f(d['setup']['ms_per_game'], 0)} ms a game")
@@ -370,7 +393,8 @@ def table(out: dict[str, Any]) -> str:
             f"{'met' if t['met'] else 'MISSED'}")
     k = out["processes"]["processes"]
     add(f"  (throughput_over_floor: {k} shard processes, one per CPU, on one SQLite file; "
-        f"one process alone: {_f(out['floor_ratio']['ratio'], 3)})")
+        f"one bot process alone through the fake Discord: {_f(out['floor_ratio']['ratio'], 3)}"
+        f"; service_stream_over_floor: the GameService alone, one process)")
     return "\n".join(lines)
 
 

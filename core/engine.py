@@ -65,7 +65,7 @@ def apply(state: GameState, cmd: c.Command, *, as_json: str | None = None) -> Ou
     form): the private copy is then parsed from it instead of serialized anew."""
     if cmd.seen is not None and not state.over and phase_ended(state, cmd):
         raise RuleError(ErrorCode.PHASE_ENDED)
-    ctx = Ctx(copy_state(state) if as_json is None else GameState.model_validate_json(as_json))
+    ctx = Ctx(_private(state, cmd, as_json))
     _dispatch(ctx, cmd)
     ctx.state.seq += 1
     return Outcome(ctx.state, ctx.events)
@@ -96,6 +96,24 @@ def copy_state(state: GameState) -> GameState:
     """A private copy for the handlers to change: a JSON round trip, as the state is
     stored, which pydantic-core does several times faster than copy.deepcopy."""
     return GameState.model_validate_json(state.model_dump_json())
+
+
+def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState:
+    """The copy the handler may change. The commands of a day's stream (a vote, its
+    withdrawal, a night order) change only one list of the state, appending to it or
+    removing from it: they get the state's top level and that list copied (and the
+    sender's own orders: a second move renumbers them), the rest shared with `state`;
+    a whole copy would cost most of such a command (tests/engine/test_engine_copy.py
+    checks both ways give the same state, and that `state` is left untouched)."""
+    if isinstance(cmd, c.Vote | c.Unvote) and not (isinstance(cmd, c.Vote) and cmd.shout):
+        new = state.model_copy()
+        new.vote_log = list(state.vote_log)
+        return new
+    if isinstance(cmd, c.NightOrder) and not state.options.early_night:
+        new = state.model_copy()
+        new.orders = [o.model_copy() if o.actor == cmd.by else o for o in state.orders]
+        return new
+    return copy_state(state) if as_json is None else GameState.model_validate_json(as_json)
 
 
 # --- guards ------------------------------------------------------------------
@@ -269,7 +287,7 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
     s = ctx.state
     voter = _voter(ctx, cmd.by)
     target = _living_target(ctx, cmd.target)
-    from core.rules.voting import current_votes, tally
+    from core.rules.voting import current_votes, totals
 
     standing = current_votes(s).get(voter.uid)
     if standing is not None:
@@ -284,10 +302,9 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
         shouts += shop.shout(ctx, voter, target.uid, dict(cmd.funds))
     s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts,
                                at=cmd.at))
-    t = tally(s)
     ctx.emit(EventKind.VOTE_CAST, voter=voter.uid, target=target.uid, ghost=not voter.alive,
              previous=standing.target if standing else None,
-             total=t.totals.get(target.uid, 0))
+             total=totals(s).get(target.uid, 0))
 
 
 def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:

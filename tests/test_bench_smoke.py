@@ -38,6 +38,11 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert out["discord"]["saturated"]["commands"] == SMOKE.saturated_samples
     assert out["floor"]["commits"] == SMOKE.floor_commits
     assert out["floor_ratio"]["ratio"] > 0
+    # the GameService's own durable stream, over the floor measured beside it
+    stream = out["stream"]
+    assert stream["commands"] + stream["refused"] == SMOKE.stream_samples
+    assert stream["commands"] > 0 and stream["ratio"] > 0
+    assert "one process's durable stream, the service alone" in printed
 
     # K shard processes on one SQLite file: each ran its own games, the loops overlapped
     many = out["processes"]
@@ -71,6 +76,7 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert out["restart"]["deadlines"] == SMOKE.live_games
     assert out["memory"]["games"] == SMOKE.live_games
     assert set(out["targets"]) == {"p99_ms_at_max_games", "throughput_over_floor",
+                                   "service_stream_over_floor",
                                    "rest_over_bound", "night_growth_linear", "archive_build_s",
                                    "storm_429s", "storm_p99_ms", "storm_announce_bound",
                                    "busiest_channel_per_5s", "scale_p99_ms",

@@ -109,14 +109,23 @@ def _weigher(state: GameState, void: frozenset[int]) -> Callable[[VoteMark], int
     return weigh
 
 
-def tally(state: GameState) -> Tally:
-    standing = current_votes(state)
-    weigh = _weigher(state, voided(state))
+def totals(state: GameState) -> dict[int, int]:
+    """target -> the weight of the standing votes on him (the tally's counts alone)."""
+    return _totals(state, _weigher(state, voided(state)))
+
+
+def _totals(state: GameState, weigh: Callable[[VoteMark], int]) -> dict[int, int]:
     totals: dict[int, int] = {}
-    for mark in standing.values():
+    for mark in current_votes(state).values():
         w = weigh(mark)
         if w and mark.target is not None:
             totals[mark.target] = totals.get(mark.target, 0) + w
+    return totals
+
+
+def tally(state: GameState) -> Tally:
+    weigh = _weigher(state, voided(state))
+    totals = _totals(state, weigh)
     result = Tally(totals=totals)
     running: dict[int, int] = {}
     live: dict[int, tuple[int, int]] = {}  # voter -> (target, weight) of the standing vote

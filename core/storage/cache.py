@@ -23,6 +23,7 @@ class Slot:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     state: GameState | None = None
     state_json: str | None = None  # `state` as stored, when known (saves a dump per command)
+    stored_seq: int = 0  # seq of the state the game row holds (the log replays the rest)
     outbox_seq: int = 0
     guild_id: int = 0
     # The game's row as GameInfo, valid only while `state` is cached: both are read

@@ -31,6 +31,19 @@ from core.storage.models import GamePlayer, UserStats
 from core.storage.retry import Stale
 
 EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
+# A day's stream of small commands: each writes its log row, and the whole state only
+# every SNAPSHOT_EVERY-th (a load replays the few logged since: GameService._loaded).
+LIGHT = frozenset({"vote", "unvote", "night"})
+SNAPSHOT_EVERY = 16
+
+
+def stores_state(command: Command, old: GameState, new: GameState, stored_seq: int) -> bool:
+    """Whether this commit writes the whole state to the game row. Serializing it is the
+    largest cost of a vote's commit; the log row written with it holds the command, so
+    a vote or a night order leaves it to the SNAPSHOT_EVERY-th, unless it changed the
+    phase or ended the game. Every other command stores it."""
+    return (command.kind not in LIGHT or new.phase is not old.phase or new.over
+            or new.seq - stored_seq >= SNAPSHOT_EVERY)
 
 
 def default_route(event: Event) -> bool:
@@ -97,17 +110,20 @@ def outbox_rows(p: Pending, extra: list[tuple[str, str]], route: Callable[[Event
     return rows + extra
 
 
-def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any], state_json: str,
-           now: datetime, hooks: list[CommitHook]) -> Callable[[BaseDBAsyncClient], Any]:
-    """The transaction body of one command (run again as a whole if its group fails)."""
+def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
+           state_json: str | None, now: datetime, hooks: list[CommitHook]
+           ) -> Callable[[BaseDBAsyncClient], Any]:
+    """The transaction body of one command (run again as a whole if its group fails);
+    `state_json` None leaves the stored state as it was (see `stores_state`)."""
     old, new = p.old, p.out.state
     command_json = COMMAND_ADAPTER.dump_json(p.command).decode()
     events_json = EVENTS_ADAPTER.dump_json(p.out.events).decode()
     values: dict[str, Any] = {
-        "state": state_json, "deadline": new.deadline, "reminder_at": reminder_at(new),
-        "seq": new.seq,
+        "deadline": new.deadline, "reminder_at": reminder_at(new), "seq": new.seq,
         "outbox_seq": p.outbox_seq + len(rows), "updated_at": now, **columns,
     }
+    if state_json is not None:
+        values["state"] = state_json
     # Indexed columns only when they change: an unchanged index entry costs nothing
     # to keep, while SET rewrites it (pages in the WAL, synced on every commit).
     if new.phase is not old.phase:
@@ -119,13 +135,15 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any], sta
     hooks = list(hooks)
 
     async def write(conn: BaseDBAsyncClient) -> None:
-        n = await statements.update_game(conn, p.game_id, values, seq=old.seq,
-                                         outbox_seq=p.outbox_seq)
-        if n != 1:
+        outbox = statements.outbox_insert(conn, p.game_id, p.outbox_seq, rows, now)
+        if not await statements.guarded(
+                conn, statements.game_update(conn, p.game_id, values, seq=old.seq,
+                                             outbox_seq=p.outbox_seq),
+                [statements.log_insert(conn, p.game_id, new.seq, command_json, events_json,
+                                       now)] + ([outbox] if outbox is not None else [])):
             raise Stale()
-        await statements.insert_log(conn, p.game_id, new.seq, command_json, events_json, now)
-        await statements.insert_outbox(conn, p.game_id, p.outbox_seq, rows, now)
-        if [q.uid for q in old.players] != [q.uid for q in new.players]:
+        if old.players is not new.players \
+                and [q.uid for q in old.players] != [q.uid for q in new.players]:
             await seat_players(conn, p.game_id, p.guild_id, new)
         if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
             await count_stats(conn, p.guild_id, new)

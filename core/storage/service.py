@@ -45,12 +45,12 @@ from core.state import GameState, Options
 from core.storage import statements
 from core.storage.cache import DEFAULT_SIZE, Slot, Slots
 from core.storage.commit import EVENT_KIND as EVENT_KIND
+from core.storage.commit import SNAPSHOT_EVERY, Pending, dumps, outbox_rows, stores_state, writer
 from core.storage.commit import Applied as Applied
 from core.storage.commit import Bundler as Bundler
 from core.storage.commit import OutboxDeriver as OutboxDeriver
 from core.storage.commit import OutboxItem as OutboxItem
 from core.storage.commit import OutboxRows as OutboxRows
-from core.storage.commit import Pending, dumps, outbox_rows, writer
 from core.storage.commit import default_route as default_route
 from core.storage.commit import event_payload as event_payload
 from core.storage.db import reader
@@ -156,6 +156,7 @@ class GameService:
                 raise RuleError(ErrorCode.CHANNEL_HAS_GAME, game=existing.id) from exc
         slot = self._slot(game_id)
         slot.state, slot.outbox_seq, slot.guild_id = state, len(rows_json), guild_id
+        slot.stored_seq = state.seq
         self._slot.cached(game_id)
         slot.state_json = None
         slot.info = self._seen(GameInfo(
@@ -211,7 +212,8 @@ class GameService:
                 refused.append(exc)
                 raise
             pending = Pending(game_id, slot.guild_id, slot.outbox_seq, old, out, command)
-            stored_json = out.state.model_dump_json()
+            stored_json = out.state.model_dump_json() \
+                if stores_state(command, old, out.state, slot.stored_seq) else None
             try:
                 written, cancelled = await settle(self._commit(pending, extra, columns,
                                                                stored_json))
@@ -223,6 +225,8 @@ class GameService:
                     raise Stale() from None  # another game spent the wallet: decide anew
                 raise
             slot.state, slot.state_json = out.state, stored_json
+            if stored_json is not None:
+                slot.stored_seq = out.state.seq
             self._slot.cached(game_id)
             slot.outbox_seq += written
             if slot.info is not None:
@@ -273,7 +277,7 @@ class GameService:
             raise asyncio.CancelledError()
 
     async def _commit(self, p: Pending, extra: list[tuple[str, str]],
-                      columns: dict[str, Any], state_json: str) -> int:
+                      columns: dict[str, Any], state_json: str | None) -> int:
         """Write one command (the commit path, core/storage/commit.py); rows written."""
         rows = outbox_rows(p, extra, self._route, self.outbox_derivers, self.bundlers)
         await self._write(writer(p, rows, columns, state_json, self._clock(),
@@ -385,22 +389,32 @@ class GameService:
 
     async def replay(self, game_id: int) -> GameState:
         """Rebuild the state from the seed and the logged commands alone."""
+        return (await self._replay(game_id, -1))[0]
+
+    async def _replay(self, game_id: int, at: int) -> tuple[GameState, str | None]:
+        """The replayed state, and its JSON when its seq was `at` (None if never)."""
         row = await Game.get_or_none(id=game_id)
         if row is None:
             raise GameNotFound(game_id)
         state = engine.create_game(seed=row.seed, master=row.master_id, title=row.title,
                                    plot=row.plot, options=Options.model_validate_json(row.options))
+        seen = state.model_dump_json() if at == 0 else None
         for seq, command, _ in await self.log(game_id):
             state = engine.apply(state, command).state
             if state.seq != seq:
                 raise ReplayMismatch(f"game {game_id}: log seq {seq} replays to {state.seq}")
-        return state
+            if seq == at:
+                seen = state.model_dump_json()
+        return state, seen
 
     async def verify(self, game_id: int) -> GameState:
-        """Replay and compare with the stored state byte for byte; raise ReplayMismatch."""
-        replayed = await self.replay(game_id)
+        """Replay and compare with the stored state byte for byte (the replay at the
+        stored state's seq: a day's votes may have left it a few commands behind, see
+        core.storage.commit.stores_state); raise ReplayMismatch."""
         row = await Game.get(id=game_id)
-        if replayed.model_dump_json() != row.state or replayed.seq != row.seq:
+        stored = GameState.model_validate_json(row.state).seq
+        replayed, then = await self._replay(game_id, stored)
+        if then != row.state or replayed.seq != row.seq or row.seq - stored >= SNAPSHOT_EVERY:
             raise ReplayMismatch(f"game {game_id}: stored state differs from its replay")
         return replayed
 
@@ -449,10 +463,27 @@ class GameService:
             if row is None:
                 raise GameNotFound(game_id)
             state = GameState.model_validate_json(row.state)
-            slot.state, slot.state_json = state, row.state
+            slot.stored_seq, slot.state_json = state.seq, row.state
+            if state.seq != row.seq:  # a day's last few votes and orders: from the log
+                slot.state_json = None
+                state = await self._caught_up(game_id, state, row.seq)
+            slot.state = state
             slot.outbox_seq, slot.guild_id = row.outbox_seq, row.guild_id
             slot.info = self._seen(GameInfo.of(row))
             self._slot.cached(game_id)
+        return state
+
+    async def _caught_up(self, game_id: int, state: GameState, seq: int) -> GameState:
+        """The stored state (ours: changed in place) with the logged commands after it
+        applied, up to `seq` (the row's; anything else is a ReplayMismatch)."""
+        rows = await EventLog.filter(game_id=game_id, seq__gt=state.seq, seq__lte=seq) \
+            .using_db(reader()).order_by("seq").values_list("seq", "command")
+        for logged, command in rows:
+            engine.apply_in_place(state, COMMAND_ADAPTER.validate_json(command))
+            if state.seq != logged:
+                raise ReplayMismatch(f"game {game_id}: log seq {logged} replays to {state.seq}")
+        if state.seq != seq:
+            raise ReplayMismatch(f"game {game_id}: the log stops at {state.seq}, not {seq}")
         return state
 
     def _notify_deadline(self, game_id: int, deadline: datetime | None) -> None:

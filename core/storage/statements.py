@@ -11,11 +11,13 @@ through the ORM exactly as if it had written them.
 from __future__ import annotations
 
 import functools
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.exceptions import IntegrityError, OperationalError
 from tortoise.models import Model
 
 from core.storage.models import PENDING, EventLog, Game, Outbox
@@ -64,30 +66,31 @@ def _dialect(conn: BaseDBAsyncClient) -> str:
     return str(conn.capabilities.dialect)
 
 
-async def update_game(conn: BaseDBAsyncClient, game_id: int, values: dict[str, Any],
-                      **guards: Any) -> int:
-    """UPDATE the game row where id and every guard column still hold; rows changed."""
+Statement = tuple[str, list[Any]]
+
+
+def game_update(conn: BaseDBAsyncClient, game_id: int, values: dict[str, Any],
+                **guards: Any) -> Statement:
+    """UPDATE the game row where id and every guard column still hold."""
     where = {"id": game_id, **guards}
     sql = _update_sql(_dialect(conn), Game._meta.db_table, _columns(Game, values),
                       _columns(Game, where))
-    changed, _ = await conn.execute_query(sql, _db_values(Game, values) +
-                                          _db_values(Game, where))
-    return int(changed)
+    return sql, _db_values(Game, values) + _db_values(Game, where)
 
 
-async def insert_log(conn: BaseDBAsyncClient, game_id: int, seq: int, command: str,
-                     events: str, now: datetime) -> None:
+def log_insert(conn: BaseDBAsyncClient, game_id: int, seq: int, command: str,
+               events: str, now: datetime) -> Statement:
     values = {"game_id": game_id, "seq": seq, "command": command, "events": events,
               "created_at": now}
     sql = _insert_sql(_dialect(conn), EventLog._meta.db_table, _columns(EventLog, values), 1)
-    await conn.execute_query(sql, _db_values(EventLog, values))
+    return sql, _db_values(EventLog, values)
 
 
-async def insert_outbox(conn: BaseDBAsyncClient, game_id: int, last: int,
-                        rows: Sequence[tuple[str, str]], now: datetime) -> None:
+def outbox_insert(conn: BaseDBAsyncClient, game_id: int, last: int,
+                  rows: Sequence[tuple[str, str]], now: datetime) -> Statement | None:
     """The entries `rows` (kind, payload JSON) numbered after ordinal `last`."""
     if not rows:
-        return
+        return None
     params: list[Any] = []
     columns: tuple[str, ...] = ()
     for i, (kind, payload) in enumerate(rows, start=1):
@@ -97,4 +100,57 @@ async def insert_outbox(conn: BaseDBAsyncClient, game_id: int, last: int,
         columns = _columns(Outbox, values)
         params += _db_values(Outbox, values)
     sql = _insert_sql(_dialect(conn), Outbox._meta.db_table, columns, len(rows))
-    await conn.execute_query(sql, params)
+    return sql, params
+
+
+async def update_game(conn: BaseDBAsyncClient, game_id: int, values: dict[str, Any],
+                      **guards: Any) -> int:
+    """UPDATE the game row where id and every guard column still hold; rows changed."""
+    changed, _ = await conn.execute_query(*game_update(conn, game_id, values, **guards))
+    return int(changed)
+
+
+async def insert_log(conn: BaseDBAsyncClient, game_id: int, seq: int, command: str,
+                     events: str, now: datetime) -> None:
+    await conn.execute_query(*log_insert(conn, game_id, seq, command, events, now))
+
+
+async def insert_outbox(conn: BaseDBAsyncClient, game_id: int, last: int,
+                        rows: Sequence[tuple[str, str]], now: datetime) -> None:
+    """The entries `rows` (kind, payload JSON) numbered after ordinal `last`."""
+    statement = outbox_insert(conn, game_id, last, rows, now)
+    if statement is not None:
+        await conn.execute_query(*statement)
+
+
+async def guarded(conn: BaseDBAsyncClient, update: Statement, then: list[Statement]
+                  ) -> bool:
+    """Run `update`; if it changed exactly one row, `then` too. Whether it did.
+
+    On SQLite all of it runs in one call to the connection's thread, where each
+    statement alone would be a round trip (a command's commit is three of them)."""
+    connection = getattr(conn, "_connection", None)
+    run = getattr(connection, "_execute", None)
+    raw = getattr(connection, "_conn", None)
+    if _dialect(conn) != "sqlite" or run is None or raw is None:
+        changed, _ = await conn.execute_query(*update)
+        if changed != 1:
+            return False
+        for statement in then:
+            await conn.execute_query(*statement)
+        return True
+
+    def in_thread() -> bool:
+        if raw.execute(*update).rowcount != 1:
+            return False
+        for sql, params in then:
+            raw.execute(sql, params)
+        return True
+
+    async with conn.acquire_connection():
+        try:
+            return bool(await run(in_thread))
+        except sqlite3.OperationalError as exc:
+            raise OperationalError(exc) from exc
+        except sqlite3.IntegrityError as exc:
+            raise IntegrityError(exc) from exc
