@@ -60,7 +60,7 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     rest = out["rest"]
     assert rest["winners"] or rest["draw"]
     assert rest["responses"] >= rest["interactions"]
-    assert rest["lower_bound"] == rest["interactions"] + rest["public_actions"] \
+    assert rest["lower_bound"] == rest["interactions"] + 1 + rest["public_actions"] \
         + rest["phases"] + 1 + rest["teams"] + 1 + rest["places_bound"] \
         + rest["tally_entries"]
     assert rest["places_bound"] > 0 and rest["places_calls"] >= rest["places_bound"]
