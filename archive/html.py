@@ -17,6 +17,7 @@ from datetime import datetime
 from html import escape
 
 from core.archive import DayArchive, FeedLine, GameRecord, NightArchive, PayLine, Secret
+from core.desk import DESK_ONLY, desk_text
 from core.events import Event
 from core.i18n import has_key, t
 from core.narrate import describe, item_name, role_name, team_name, votes
@@ -104,7 +105,9 @@ def _names(record: GameRecord, lang: str) -> Names:
 def _text(event: Event, names: Names, lang: str) -> str:
     """An event as the bot wrote it, escaped; Markdown bold kept as bold."""
     try:
-        text = describe(event, names, lang, when)
+        # the master's desk accounts (the night explained...) read in the desk's words
+        text = desk_text(event, names, lang) if event.kind in DESK_ONLY \
+            else describe(event, names, lang, when)
     except (KeyError, ValueError):
         text = event.kind
     return _BOLD.sub(r"<b>\1</b>", e(text))

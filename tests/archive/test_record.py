@@ -181,3 +181,13 @@ def test_a_30_player_15_day_archive_stays_under_1_mb() -> None:
     assert len(record.days) >= 15 and len(record.players) == 30
     for lang in ("ru", "en"):
         assert len(render(record, lang).encode()) < 1_000_000
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_the_archive_has_no_raw_catalogue_key(scripted, lang: str) -> None:  # type: ignore[no-untyped-def]
+    """Every event reads as words, the master's desk accounts (night_explained) too."""
+    _, _, record = scripted
+    assert any(e.kind == "night_explained" for n in record.nights for e in n.steps)
+    html = render(record, lang)
+    assert not re.search(r"\b(event|desk)\.[a-z_]+\b", html), re.findall(
+        r"\b(?:event|desk)\.[a-z_]+\b", html)[:5]
