@@ -25,7 +25,7 @@ from typing import Any
 from core import commands as c
 from core.archive import LogRow, build, names_of, timeline_of
 from core.engine import apply, create_game
-from core.rules.roles import Role
+from core.roles import Role
 from core.sim import EPOCH, MASTER
 from core.state import GameState, Options, PhaseKind
 

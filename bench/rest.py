@@ -42,7 +42,7 @@ from cogs.places import is_place_key
 from cogs.tally import TALLY_KIND
 from core.engine import legal_targets, night_move
 from core.places import PING_KIND, PLACE_KIND
-from core.rules.roles import Side
+from core.roles import Side
 from core.state import PhaseKind
 from core.storage.models import Outbox
 

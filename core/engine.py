@@ -16,11 +16,11 @@ from core.commands import PHASE_BOUND
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, Event, EventKind
 from core.names import is_blank
+from core.roles import Action, info
 from core.rules import crypto, owing, phases, shop
 from core.rules import night as night_rules
 from core.rules.context import Ctx
 from core.rules.cooldown import check_vote_cooldown
-from core.rules.roles import Action, info
 from core.rules.setup import (
     MAX_PLAYERS,
     MIN_PLAYERS,

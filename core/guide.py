@@ -12,8 +12,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from core.legal import ALWAYS, legal_commands
+from core.roles import Action, Role, Side, info
 from core.rules.items import items, spells, ware
-from core.rules.roles import Action, Role, Side, info
 from core.rules.voting import base_weight, current_votes
 from core.state import GameState, PhaseKind
 from core.visibility import card

@@ -328,7 +328,7 @@ class Catalogue:
     @contextmanager
     def extended(self, texts: Mapping[str, Mapping[str, str]]) -> Iterator[None]:
         """Extra entries (`{lang: {key: text}}`) for the span of a `with`: the names of a
-        role registered at run time (core.rules.roles.registered). Existing keys stay."""
+        role registered at run time (core.roles.registered). Existing keys stay."""
         data = self._data()
         added = [(lang, key) for lang, entries in texts.items() for key in entries
                  if key not in data.setdefault(normalize_locale(lang), {})]

@@ -8,7 +8,7 @@ Names are the slash-command paths ("vote", "game join", "master advance").
 
 from __future__ import annotations
 
-from core.rules.roles import info
+from core.roles import info
 from core.rules.voting import base_weight
 from core.state import GameState, PhaseKind
 

@@ -15,8 +15,8 @@ from core import commands as c
 from core.engine import apply, create_game, legal_targets, night_move
 from core.errors import RuleError
 from core.events import Event
+from core.roles import info
 from core.rules.economy import OPENING_BALANCE, ledger_entries
-from core.rules.roles import info
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import GameState, Options, PhaseKind
 from core.team import TeamKind

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.rules.roles import Action, Role, Side, info
+from core.roles import Action, Role, Side, info
 from core.team import Team, TeamKind
 
 

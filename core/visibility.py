@@ -13,11 +13,11 @@ from pydantic import BaseModel, Field
 
 from core.errors import ErrorCode, RuleError
 from core.names import labels
+from core.roles import Action, Role, Side, info
 from core.rules import channels, shop
 from core.rules import night as night_rules
 from core.rules.economy import spending_cap
 from core.rules.owing import owing
-from core.rules.roles import Action, Role, Side, info
 from core.rules.voting import base_weight, current_votes, ghosts_allowed, tally
 from core.state import GameState, Item, Notice, Order, PendingBuy, PhaseKind
 

@@ -9,8 +9,8 @@ core.visibility), so the house test can forbid everything else (tests/test_house
 
 from __future__ import annotations
 
+from core.roles import Action, Role, Side
 from core.rules.owing import REMINDER
-from core.rules.roles import Action, Role, Side
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS
 from core.state import Options, PhaseKind
 from core.team import Team

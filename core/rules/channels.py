@@ -12,7 +12,7 @@ for overwrites; the engine calls them for `team_changed` events and cards.
 
 from __future__ import annotations
 
-from core.rules.roles import Circle, Role, info, rows
+from core.roles import Circle, Role, info, rows
 from core.state import GameState
 from core.team import Team, TeamKind
 

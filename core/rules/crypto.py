@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, EventKind
+from core.roles import Role, info, rows
 from core.rules.context import Ctx
-from core.rules.roles import Role, info, rows
 from core.state import GameState, Notice, Player
 
 MIN_GAP = timedelta(seconds=20)

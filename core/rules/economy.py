@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from core.events import EventKind
-from core.rules.roles import Side, is_role_player
+from core.roles import Side, is_role_player
 from core.state import GameState, Payout, Player
 from core.team import Team, TeamKind
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from core.rules.roles import Role
+from core.roles import Role
 
 
 class ItemKind(StrEnum):

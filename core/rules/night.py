@@ -13,9 +13,9 @@ from typing import Any
 
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, EventKind
+from core.roles import LETHAL, Action, info
 from core.rules.context import Ctx
 from core.rules.items import ItemKind
-from core.rules.roles import LETHAL, Action, info
 from core.state import Clan, GameState, Notice, Order, PhaseKind, Player
 from core.team import Team
 

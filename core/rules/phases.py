@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from core.events import Audience, EventKind
+from core.roles import Role, info, is_role_player, rows
 from core.rules import channels, economy, shop, voting
 from core.rules import night as night_rules
 from core.rules.context import Ctx
-from core.rules.roles import Role, info, is_role_player, rows
 from core.rules.setup import composition_for
 from core.rules.victory import verdict
 from core.state import Clan, Death, DeathCause, GameState, PhaseKind, TurnMark

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from core.errors import ErrorCode, SetupError
-from core.rules.roles import Role, Side, by_alias, info, rows
+from core.roles import Role, Side, by_alias, info, rows
 
 MIN_PLAYERS = 6
 MAX_PLAYERS = 30

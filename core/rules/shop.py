@@ -15,10 +15,10 @@ from typing import Any
 
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, EventKind
+from core.roles import LETHAL, Action, by_alias, info, rows
 from core.rules.context import Ctx
 from core.rules.economy import spending_cap
 from core.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
-from core.rules.roles import LETHAL, Action, by_alias, info, rows
 from core.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
 
 # Views of the catalogue (core/rules/items.py) under their historical names.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.rules.roles import Side
+from core.roles import Side
 from core.state import GameState
 from core.team import Team, TeamKind
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.rules.roles import info
+from core.roles import info
 from core.state import DayRecord, GameState, VoteMark
 
 LIVING = 2

@@ -9,7 +9,7 @@ from core import commands as c
 from core.engine import legal_targets, night_move
 from core.errors import RuleError
 from core.events import Event
-from core.rules.roles import Role
+from core.roles import Role
 from core.sim import MASTER, Table
 from core.state import GameState, Options, PhaseKind
 

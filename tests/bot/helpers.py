@@ -14,7 +14,7 @@ from typing import Any
 import discord
 
 from bot import MafiaBot
-from core.rules.roles import Role
+from core.roles import Role
 from core.settings import Settings
 from core.state import GameState, PhaseKind
 from tests.harness import Harness, InteractionResult, MessageRecord

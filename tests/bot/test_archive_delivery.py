@@ -9,7 +9,7 @@ import discord
 from PIL import Image
 
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, open_table
 from tests.bot.test_full_game import ROLES, night_moves

@@ -27,8 +27,8 @@ import pytest
 from tortoise.connection import get_connection
 
 from core.i18n import normalize_locale, t
+from core.roles import Role
 from core.rules import night as night_rules
-from core.rules.roles import Role
 from core.storage import wallets
 from tests.bot.helpers import Table
 from tests.harness import Harness, HarnessError, InteractionResult

@@ -18,7 +18,7 @@ from typing import Any
 
 from cogs.ui.markup import user_text
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from core.storage.models import DELIVERED, Outbox
 from tests.bot.helpers import (

@@ -8,7 +8,7 @@ from typing import Any
 import discord
 
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness

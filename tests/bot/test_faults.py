@@ -30,7 +30,7 @@ from core import commands as c
 from core.events import Event
 from core.i18n import t as tr
 from core.places import PING_KIND
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from core.storage import groupcommit
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox

@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, confirmed, open_table
 from tests.harness import Harness

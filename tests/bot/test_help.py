@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.i18n import t
-from core.rules.roles import Role
+from core.roles import Role
 from tests.bot.helpers import checkin_all, open_table, start
 from tests.harness import Harness, InteractionResult
 

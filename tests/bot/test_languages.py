@@ -16,7 +16,7 @@ import pytest
 
 from core import i18n
 from core.i18n import t
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import EVERYTHING, Table, confirmed
 from tests.harness import Harness, InteractionResult, MessageRecord

@@ -10,7 +10,7 @@ import discord
 
 from cogs.ui.lobby import SIGNUP_POST
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from core.storage.models import DELIVERED, PENDING, Outbox
 from core.storage.outbox import RetryAfter

@@ -18,7 +18,7 @@ from cogs.places import ROLE_KEY, place_key
 from core.i18n import t as tr
 from core.narrate import role_name
 from core.places import PLACE_KIND
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from core.i18n import t as tr
+from core.roles import Role
 from core.rules import night as night_rules
-from core.rules.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import ROLES, Table, confirmed, open_table
 from tests.bot.helpers import wait_for as until

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from bot import MafiaBot
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Lives, confirmed, day_one, rebind, wait_for
 

@@ -4,7 +4,7 @@ options of /away, /share, /game start, /game setup, /game options, /buy and /cas
 from __future__ import annotations
 
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import checkin_all, open_table, start
 from tests.harness import Harness

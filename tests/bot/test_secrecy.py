@@ -40,7 +40,7 @@ import pytest
 from cogs.places import PLACE_PREFIX
 from core.engine import legal_targets
 from core.i18n import t as tr
-from core.rules.roles import Role
+from core.roles import Role
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import GameState, PhaseKind, Player
 from core.storage import service as service_module

@@ -14,7 +14,7 @@ from tortoise.connection import get_connection
 
 from cogs.overwrites import POSTING
 from core.i18n import t
-from core.rules.roles import Role
+from core.roles import Role
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness
 

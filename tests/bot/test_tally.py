@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import PhaseKind
 from core.storage.models import Outbox
 from tests.harness import Harness

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from core import commands as c
 from core.engine import apply, create_game
 from core.events import Event
-from core.rules.roles import Role
+from core.roles import Role
 from core.state import GameState, Options, PhaseKind
 
 MASTER = 1

@@ -6,6 +6,7 @@ import pytest
 
 from core import commands as c
 from core.errors import RuleError
+from core.roles import Role
 from core.rules.economy import (
     friendly,
     ledger_entries,
@@ -13,7 +14,6 @@ from core.rules.economy import (
     prize_shares,
     spending_cap,
 )
-from core.rules.roles import Role
 from core.state import DayRecord, Death, GameState, Options, PhaseKind, Player
 
 MASTER = 1

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from core.commands import CheckIn, NightOrder, Share
 from core.engine import apply, create_game
 from core.errors import RuleError
-from core.rules.roles import Role, Side
+from core.roles import Role, Side
 from core.rules.victory import verdict
 from core.sim import MASTER, Played, play
 from core.state import GameState, Options

@@ -1,5 +1,5 @@
 """A role is a row: a second protector registered at test time, through
-`core.rules.roles.registered` only, is dealt, ordered, protected by, shown and simulated
+`core.roles.registered` only, is dealt, ordered, protected by, shown and simulated
 by the generic code (issue #21, item 3). No other rules file names it."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from core.errors import RuleError
 from core.guide import guide
 from core.i18n import has_key
 from core.narrate import describe, describe_error, role_name
+from core.roles import CATALOGUE, Action, Role, RoleInfo, Side, info, registered
 from core.rules import shop
-from core.rules.roles import CATALOGUE, Action, Role, RoleInfo, Side, info, registered
 from core.rules.setup import parse, validate
 from core.sim import MASTER, Table, play
 from core.state import GameState, Options, PhaseKind

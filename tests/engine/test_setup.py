@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from core.errors import SetupError
-from core.rules.roles import Role
+from core.roles import Role
 from core.rules.setup import composition_for, parse, preset, validate
 
 

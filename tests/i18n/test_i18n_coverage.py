@@ -45,9 +45,9 @@ from core.errors import ErrorCode, RuleError
 from core.events import Event, EventKind
 from core.i18n import has_key, keys, t
 from core.narrate import attacker_name, describe, describe_error
+from core.roles import Action, Role, Side
 from core.rules.economy import ledger_entries
 from core.rules.phases import GRAVEYARD
-from core.rules.roles import Action, Role, Side
 from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.state import DeathCause, Options, PhaseKind
 from core.views import lobby_view, shop_view

@@ -82,7 +82,7 @@ ERRORS = frozenset({"RuleError", "SetupError"})
 # Cyrillic allowed where the code *reads* Russian (module-level name or function):
 # the composition parser's role names and keywords, the protection-target parser
 CYRILLIC_ALLOWED = {
-    ("core/rules/roles.py", "CATALOGUE"),
+    ("core/roles.py", "CATALOGUE"),
     ("core/rules/setup.py", "_COUNT"),
     ("core/rules/setup.py", "_CLAN"),
     ("core/rules/shop.py", "parse_attacker"),

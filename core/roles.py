@@ -1,4 +1,4 @@
-"""The role catalogue: one row per role, read by generic code.
+"""The role catalogue: sides, night powers and who acts on night 0.
 
 Kept as data so modules (additional roles, shop) extend behaviour by adding
 rows, not branches: the deal, the night order, the channels and what a role
@@ -6,6 +6,8 @@ knows, the composition rules, the shop's attacker kinds and the rules reference
 all read `info(role)`. A new role that reuses an existing night action needs a
 row here and its names in the two locale catalogues (``role.<id>.*``,
 ``help.role.<id>.duty``); `registered` adds one for the span of a test.
+It sits beside state.py, not in rules/: the state names roles and sides, and every
+rule reads the rows, so the rows are the ground both stand on.
 """
 
 from __future__ import annotations
