@@ -26,7 +26,7 @@ from core.events import EVENTS_ADAPTER, Event
 from core.rules.owing import REMINDER, reminder_at
 from core.state import GameState, PhaseKind
 from core.storage import statements
-from core.storage.hooks import Commit, CommitHook
+from core.storage.hooks import Commit, CommitHook, quiet
 from core.storage.models import GamePlayer, UserStats
 from core.storage.retry import Stale
 
@@ -112,9 +112,13 @@ def outbox_rows(p: Pending, extra: list[tuple[str, str]], route: Callable[[Event
 
 def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
            state_json: str | None, now: datetime, hooks: list[CommitHook]
-           ) -> Callable[[BaseDBAsyncClient], Any]:
+           ) -> Callable[[BaseDBAsyncClient], Any] | statements.Script:
     """The transaction body of one command (run again as a whole if its group fails);
-    `state_json` None leaves the stored state as it was (see `stores_state`)."""
+    `state_json` None leaves the stored state as it was (see `stores_state`).
+
+    A command that seats nobody, ends nothing and gives no hook work (a vote, a night
+    order) is a Script: its writes are known now, and its result False means the
+    guard failed (Stale). Any other is a function of the connection that raises Stale."""
     old, new = p.old, p.out.state
     command_json = COMMAND_ADAPTER.dump_json(p.command).decode()
     events_json = EVENTS_ADAPTER.dump_json(p.out.events).decode()
@@ -133,25 +137,32 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
     if new.over:
         values["active_channel_id"] = None  # frees the channel for the next game
     hooks = list(hooks)
+    commit = Commit(game_id=p.game_id, guild_id=p.guild_id, command=p.command,
+                    old=old, new=new, events=p.out.events)
+    seats = old.players is not new.players \
+        and [q.uid for q in old.players] != [q.uid for q in new.players]
+    ends = new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED
+
+    def script(dialect: str) -> statements.Script:
+        outbox = statements.outbox_insert(dialect, p.game_id, p.outbox_seq, rows, now)
+        return statements.Script(
+            statements.game_update(dialect, p.game_id, values, seq=old.seq,
+                                   outbox_seq=p.outbox_seq),
+            (statements.log_insert(dialect, p.game_id, new.seq, command_json, events_json,
+                                   now),) + ((outbox,) if outbox is not None else ()))
+
+    if not seats and not ends and all(quiet(hook, commit) for hook in hooks):
+        return script(statements.default_dialect())
 
     async def write(conn: BaseDBAsyncClient) -> None:
-        outbox = statements.outbox_insert(conn, p.game_id, p.outbox_seq, rows, now)
-        if not await statements.guarded(
-                conn, statements.game_update(conn, p.game_id, values, seq=old.seq,
-                                             outbox_seq=p.outbox_seq),
-                [statements.log_insert(conn, p.game_id, new.seq, command_json, events_json,
-                                       now)] + ([outbox] if outbox is not None else [])):
+        if not await statements.run_script(conn, script(str(conn.capabilities.dialect))):
             raise Stale()
-        if old.players is not new.players \
-                and [q.uid for q in old.players] != [q.uid for q in new.players]:
+        if seats:
             await seat_players(conn, p.game_id, p.guild_id, new)
-        if new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED:
+        if ends:
             await count_stats(conn, p.guild_id, new)
-        if hooks:
-            commit = Commit(game_id=p.game_id, guild_id=p.guild_id, command=p.command,
-                            old=old, new=new, events=p.out.events)
-            for hook in hooks:
-                await hook(conn, commit)
+        for hook in hooks:
+            await hook(conn, commit)
 
     return write
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
@@ -31,3 +32,21 @@ class Commit:
 # through `conn`, with no effect outside the database. Raising (RuleError included)
 # rolls the whole command back.
 CommitHook = Callable[[BaseDBAsyncClient, Commit], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class QuietHook:
+    """A commit hook that can tell before the transaction that a commit gives it nothing
+    to write. A commit no hook has work for is decided in advance (a Script: one call to
+    SQLite's thread, core/storage/statements.py); a plain CommitHook always runs."""
+
+    write: CommitHook
+    quiet: Callable[[Commit], bool]
+
+    async def __call__(self, conn: BaseDBAsyncClient, commit: Commit) -> None:
+        await self.write(conn, commit)
+
+
+def quiet(hook: CommitHook | Any, commit: Commit) -> bool:
+    """Whether `hook` is known to have nothing to write for `commit`."""
+    return isinstance(hook, QuietHook) and hook.quiet(commit)

@@ -25,14 +25,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.queryset import QuerySet
 
 from core.events import Event
+from core.storage import statements
 from core.storage.budget import FairSlots
 from core.storage.db import background, reader
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
+from core.storage.statements import Script
 from core.storage.timing import cancel_all, doze, utcnow
 
 log = logging.getLogger(__name__)
@@ -396,16 +397,12 @@ class OutboxWorker:
         """In a transaction shared with commands committing meanwhile (if the service is
         known): a delivery then costs no sync of its own."""
         now = self._now()
-
-        async def mark(conn: BaseDBAsyncClient | None) -> None:
-            await Outbox.filter(id__in=ids).using_db(conn) \
-                .update(status=DELIVERED, delivered_at=now)
-
         with background(False):  # commands may share this commit: it is not theirs to wait on
             if self._service is not None:
-                await self._service.write(mark)
+                await self._service.write(Script(None, (
+                    statements.outbox_delivered(statements.default_dialect(), ids, now),)))
             else:
-                await mark(None)
+                await Outbox.filter(id__in=ids).update(status=DELIVERED, delivered_at=now)
 
     async def _not_delivered(self, row: Outbox, entry: OutboxEntry, exc: Exception) -> None:
         """Wait as Discord asks (RetryAfter: no attempt counted), park at once

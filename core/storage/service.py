@@ -29,7 +29,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.exceptions import IntegrityError
@@ -54,7 +54,7 @@ from core.storage.commit import OutboxRows as OutboxRows
 from core.storage.commit import default_route as default_route
 from core.storage.commit import event_payload as event_payload
 from core.storage.db import reader
-from core.storage.groupcommit import GroupCommitter
+from core.storage.groupcommit import GroupCommitter, Piece
 from core.storage.hooks import Commit as Commit
 from core.storage.hooks import CommitHook as CommitHook
 from core.storage.models import EventLog, Game, GuildSettings
@@ -63,6 +63,7 @@ from core.storage.patches import DiscordPatch as DiscordPatch
 from core.storage.patches import GameInfo as GameInfo
 from core.storage.retry import ATTEMPTS as ATTEMPTS
 from core.storage.retry import Stale, as_stale, retrying, settle
+from core.storage.statements import Script
 from core.storage.timing import utcnow
 from core.storage.wallets import currency_hook, stamp_funds
 
@@ -280,11 +281,21 @@ class GameService:
                       columns: dict[str, Any], state_json: str | None) -> int:
         """Write one command (the commit path, core/storage/commit.py); rows written."""
         rows = outbox_rows(p, extra, self._route, self.outbox_derivers, self.bundlers)
-        await self._write(writer(p, rows, columns, state_json, self._clock(),
-                                 self.commit_hooks))
+        work = writer(p, rows, columns, state_json, self._clock(), self.commit_hooks)
+        if isinstance(work, Script):
+            if not await self._write(work):
+                raise Stale()  # the game row moved under us: decide anew
+        else:
+            await self._write(work)
         return len(rows)
 
-    async def _write(self, work: Callable[[BaseDBAsyncClient], Awaitable[T]]) -> T:
+    @overload
+    async def _write(self, work: Script) -> bool: ...
+
+    @overload
+    async def _write(self, work: Callable[[BaseDBAsyncClient], Awaitable[T]]) -> T: ...
+
+    async def _write(self, work: Piece) -> Any:
         """`work` committed (maybe with other games' commands); a conflict a retry can
         cure comes out as Stale."""
         try:
@@ -301,9 +312,15 @@ class GameService:
         """Let the commits in flight finish (call before closing the database)."""
         await self._group.idle()
 
-    async def write(self, work: Callable[[BaseDBAsyncClient], Awaitable[T]]) -> T:
-        """Run `work` (database writes only, through the connection it is given) in a
-        transaction it may share with commands committing at the same time."""
+    @overload
+    async def write(self, work: Script) -> bool: ...
+
+    @overload
+    async def write(self, work: Callable[[BaseDBAsyncClient], Awaitable[T]]) -> T: ...
+
+    async def write(self, work: Piece) -> Any:
+        """Run `work` (database writes only, through the connection it is given, or a
+        Script) in a transaction it may share with commands committing at the same time."""
         return await self._group.run(work)
 
     # --- reading ---------------------------------------------------------------

@@ -19,7 +19,7 @@ from core.errors import ErrorCode, RuleError
 from core.rules.economy import OPENING_BALANCE, ledger_entries
 from core.state import GameState
 from core.storage.db import reader
-from core.storage.hooks import Commit
+from core.storage.hooks import Commit, QuietHook
 from core.storage.models import Ledger, Wallet
 
 OPENING_REASON = "opening"
@@ -93,15 +93,32 @@ async def stamp_funds(guild_id: int, state: GameState, command: Command) -> Comm
     return command.model_copy(update={"funds": funds})
 
 
-async def currency_hook(conn: BaseDBAsyncClient, commit: Commit) -> None:
+def _opens_wallets(commit: Commit) -> bool:
+    return [p.uid for p in commit.new.players] != [p.uid for p in commit.old.players] \
+        or not commit.old.options.currency
+
+
+def _entries(commit: Commit) -> list[tuple[int, int, str]]:
+    return [entry for e in commit.events
+            for entry in ledger_entries(e.kind, e.data, commit.new.master)]
+
+
+async def _write_currency(conn: BaseDBAsyncClient, commit: Commit) -> None:
     """Wallet changes of a command, in its own transaction: opening balances for new
     players, then the ledger entries its events imply (purchases, payouts, thanks)."""
     new = commit.new
     if not new.options.currency:
         return
-    seated = [p.uid for p in new.players]
-    if seated != [p.uid for p in commit.old.players] or not commit.old.options.currency:
-        await open_wallets(conn, commit.guild_id, seated, commit.game_id)
-    entries = [entry for e in commit.events
-               for entry in ledger_entries(e.kind, e.data, new.master)]
-    await post(conn, commit.guild_id, commit.game_id, entries)
+    if _opens_wallets(commit):
+        await open_wallets(conn, commit.guild_id, [p.uid for p in new.players],
+                           commit.game_id)
+    await post(conn, commit.guild_id, commit.game_id, _entries(commit))
+
+
+def _currency_quiet(commit: Commit) -> bool:
+    """Most commands (votes, night orders) move no lira: nothing to open or post."""
+    return not commit.new.options.currency \
+        or (not _opens_wallets(commit) and not _entries(commit))
+
+
+currency_hook = QuietHook(_write_currency, _currency_quiet)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,7 +32,7 @@ from core.i18n import t as tr
 from core.places import PING_KIND
 from core.roles import Role
 from core.state import PhaseKind
-from core.storage import groupcommit
+from core.storage import groupcommit, statements
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
 from tests.bot.helpers import EVERYTHING, Table, checkin_all, confirmed, open_table, posted, start
@@ -364,9 +364,11 @@ async def test_nobody_reachable_is_logged_and_the_outbox_moves_on(
 
 
 # --- the database refuses to commit ------------------------------------------------------------
-def failing_commit(message: str) -> Callable[..., Any]:
-    """`in_transaction` whose commit fails: the work is rolled back, the error raised
-    (the one commands commit through: core/storage/groupcommit.py)."""
+def failing_commit(monkeypatch: pytest.MonkeyPatch, message: str) -> None:
+    """Every commit commands go through (core/storage/groupcommit.py) fails: the
+    transaction is rolled back and the error raised, whether the work is a function of
+    the connection (`in_transaction`) or writes decided in advance (`commit_scripts`:
+    the commit runs, then the error rolls it back)."""
     real = groupcommit.in_transaction
 
     @asynccontextmanager
@@ -375,7 +377,14 @@ def failing_commit(message: str) -> Callable[..., Any]:
             yield conn
             raise OperationalError(message)
 
-    return broken
+    async def broken_scripts(scripts: Any) -> list[bool]:
+        async with real() as conn:
+            for script in scripts:
+                await statements.run_script(conn, script)
+            raise OperationalError(message)
+
+    monkeypatch.setattr(groupcommit, "in_transaction", broken)
+    monkeypatch.setattr(groupcommit, "commit_scripts", broken_scripts)
 
 
 @pytest.mark.parametrize("message", ["database is locked", "database or disk is full"])
@@ -386,7 +395,7 @@ async def test_database_errors_are_reported_not_swallowed(
     await start(t)
     p = t.players[0]
     before = len(await rows(t))
-    monkeypatch.setattr(groupcommit, "in_transaction", failing_commit(message))
+    failing_commit(monkeypatch, message)
     with caplog.at_level(logging.ERROR):
         res = await t.do(p, "checkin")
     assert res.ephemeral and res.text == tr("error.internal_error", "en")
@@ -419,7 +428,7 @@ async def test_database_error_behind_the_vote_menu_is_reported(
     await t.advance()  # day 1: the announcement carries the vote menu
     voter, target = (await t.living())[:2]
     menu = h.find_component_message(f"mafia:vote:{t.game_id}:1")
-    monkeypatch.setattr(groupcommit, "in_transaction", failing_commit("database is locked"))
+    failing_commit(monkeypatch, "database is locked")
     with caplog.at_level(logging.ERROR):
         res = await h.select(voter, menu, [str(target.id)], f"mafia:vote:{t.game_id}:1")
     assert res.ephemeral and res.text == tr("error.internal_error", "en")

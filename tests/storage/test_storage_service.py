@@ -109,18 +109,18 @@ async def test_failed_commit_writes_nothing_and_drops_the_cache(
     svc = game_service
     gid = await lobby(svc, players=6)
     before = await dump_tables()
-    real = statements.guarded
+    real = statements.run_script
 
     async def broken(*args: Any, **kwargs: Any) -> bool:
         await real(*args, **kwargs)  # the game row and the log row written, then:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(statements, "guarded", broken)
+    monkeypatch.setattr(statements, "run_script", broken)
     with pytest.raises(OSError):
         await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert await dump_tables() == before
     assert svc._slots[gid].state is None  # the next command re-reads the database
-    monkeypatch.setattr(statements, "guarded", real)
+    monkeypatch.setattr(statements, "run_script", real)
     applied = await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert applied.seq == 7 and (await svc.state(gid)).player(300) is not None
     await svc.verify(gid)
