@@ -157,11 +157,6 @@ async def update_game(conn: BaseDBAsyncClient, game_id: int, values: dict[str, A
     return int(changed)
 
 
-async def insert_log(conn: BaseDBAsyncClient, game_id: int, seq: int, command: str,
-                     events: str, now: datetime) -> None:
-    await conn.execute_query(*log_insert(_dialect(conn), game_id, seq, command, events, now))
-
-
 async def insert_outbox(conn: BaseDBAsyncClient, game_id: int, last: int,
                         rows: Sequence[tuple[str, str]], now: datetime) -> None:
     """The entries `rows` (kind, payload JSON) numbered after ordinal `last`."""
@@ -211,12 +206,6 @@ async def run_script(conn: BaseDBAsyncClient, script: Script) -> bool:
         return True
     run, raw = api
     return bool(await _in_thread(conn, run, lambda: script.run_on(raw)))
-
-
-async def guarded(conn: BaseDBAsyncClient, update: Statement, then: list[Statement]
-                  ) -> bool:
-    """Run `update`; if it changed exactly one row, `then` too. Whether it did."""
-    return await run_script(conn, Script(update, tuple(then)))
 
 
 async def commit_scripts(scripts: Sequence[Script]) -> list[bool]:
