@@ -56,10 +56,18 @@ ROLES = frozenset({
 })
 
 
+# Creations per guild over long windows, which Discord enforces beside the 5 per 5 s
+# bucket and does not announce in its headers: a guild starting many games at once waits
+# here rather than collecting 429s (too many of them get the bot's IP banned).
+CHANNEL_CREATIONS = (50, 600.0)
+ROLE_CREATIONS = (250, 48 * 3600.0)
+
+
 def keys(route: Route, payload: Any) -> list[Key]:
     """The per-channel/guild limits a request counts against besides the global one:
     5 messages per 5 s per channel, 5 edits per 5 s, 5 channel edits per 5 s of which 2
-    per 10 minutes may rename or re-topic it, 5 creations per 5 s per guild."""
+    per 10 minutes may rename or re-topic it, 5 creations per 5 s per guild and, over
+    longer windows, CHANNEL_CREATIONS and ROLE_CREATIONS per guild."""
     method_path = f"{route.method} {route.path}"
     cid, gid = route.channel_id, route.guild_id
     if method_path == MESSAGES:
@@ -72,9 +80,9 @@ def keys(route: Route, payload: Any) -> list[Key]:
             out.append(Key(f"rename:{cid}", 2, 600.0))
         return out
     if method_path == "POST /guilds/{guild_id}/channels":
-        return [Key(f"chcreate:{gid}", 5, 5.0)]
+        return [Key(f"chcreate:{gid}", 5, 5.0), Key(f"chcreates:{gid}", *CHANNEL_CREATIONS)]
     if method_path == "POST /guilds/{guild_id}/roles":
-        return [Key(f"rolecreate:{gid}", 5, 5.0)]
+        return [Key(f"rolecreate:{gid}", 5, 5.0), Key(f"rolecreates:{gid}", *ROLE_CREATIONS)]
     if method_path == "POST /channels/{channel_id}/threads":
         return [Key(f"thread:{cid}", 5, 5.0)]
     return []

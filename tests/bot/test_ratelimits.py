@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from cogs.delivery import LANE_ANNOUNCE, LANE_COSMETIC, LANE_PRIVATE, lane
+from cogs.ratelimits import CHANNEL_CREATIONS
 from core.storage.outbox import OutboxEntry
 from tests.bot.helpers import Table, checkin_all
 from tests.harness import Harness
@@ -115,3 +116,23 @@ async def test_discord_py_bucket_clean_up_is_amortized(h: Harness) -> None:
     for i in range(200, 400):  # past twice the count of the last clean-up: one more look
         http.get_ratelimit(f"new:{i}")
     assert 300 < looked[0] <= 600
+
+
+async def test_a_guild_creating_many_channels_waits_instead_of_collecting_429s(
+        h: Harness) -> None:
+    """Discord allows about 50 channel creations per guild in 10 minutes beside the 5 per
+    5 s bucket, and says so in no header: a guild opening many games at once (each
+    with its category and team channels) waits in the bot's budget, it is not refused."""
+    bot: Any = h.bot
+    guild = h.default_guild.id
+    clock = h.world.ratelimits.clock
+    start = clock()
+    created: list[float] = []
+    for i in range(CHANNEL_CREATIONS[0] + 3):
+        await bot.http.create_channel(guild, 0, name=f"room-{i}")
+        created.append(clock() - start)
+    assert h.world.ratelimits.limited == 0, h.world.ratelimits.hits
+    assert len(h.world.guild(guild).channel_ids) >= CHANNEL_CREATIONS[0] + 3
+    # the first 50 within the 5 per 5 s bucket; the 51st only once the long window moved
+    assert created[CHANNEL_CREATIONS[0] - 1] < CHANNEL_CREATIONS[1]
+    assert created[CHANNEL_CREATIONS[0]] >= CHANNEL_CREATIONS[1]
