@@ -1,9 +1,14 @@
 """The service's per-game slots: the lock that serializes a game's commands, and the
-cached state of the games touched most recently (a bounded LRU).
+cached state of the games touched most recently, in two bounded LRU tiers.
 
-A bot with thousands of live games holds the states of the few in play right now; any
-other is read from the database at its next command (one row, one parse). Deadlines
-and reminders are re-armed from columns, so nothing needs every state in memory.
+The games touched last keep their state parsed (`size`). The next ones (`compact`) keep
+it only as its JSON text: a seventh of the memory (4 KiB against 30 for a 12-player
+day), and no object for the garbage collector to scan. A parsed state is a hundred
+objects that live as long as they stay cached: thousands of them passing through the
+young generations made the collector's pauses the largest part of the p99 at 5,000
+games. A compact state costs one parse at its next command, no database read. Any
+other game is read from the database then (one row, one parse). Deadlines and
+reminders are re-armed from columns, so nothing needs every state in memory.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from dataclasses import dataclass, field
 from core.state import GameState
 from core.storage.patches import GameInfo
 
-DEFAULT_SIZE = 1000  # cached states: a few MB, the games played in the last minutes
+DEFAULT_SIZE = 256  # parsed states: the games in play this very minute
+DEFAULT_COMPACT = 20_000  # states kept as JSON text: about 80 MB at most
 
 
 @dataclass
@@ -35,19 +41,35 @@ class Slot:
         self.state = self.state_json = None
         self.info = None
 
+    def compact(self) -> None:
+        """Keep the state only as its JSON text (parsed again at the next use)."""
+        if self.state is not None:
+            if self.state_json is None:
+                self.state_json = self.state.model_dump_json()
+            self.state = None
+
+    @property
+    def compacted(self) -> bool:
+        """Whether the state is held as JSON text only (`info` is still valid then)."""
+        return self.state is None and self.state_json is not None and self.info is not None
+
 
 class Slots:
-    """game id -> Slot, with at most `size` cached states (least recently used go first).
+    """game id -> Slot, with at most `size` parsed states and `compact` more as JSON text
+    (least recently used go first: parsed to compact, compact to forgotten).
 
     A slot is removed with its state only while its lock is free: whoever holds or
     waits for a game's lock holds that game's one slot. Between taking a slot and
     locking it there is no await (the service's rule), so no second slot can appear.
     """
 
-    def __init__(self, size: int | None = DEFAULT_SIZE) -> None:
+    def __init__(self, size: int | None = DEFAULT_SIZE, compact: int = DEFAULT_COMPACT
+                 ) -> None:
         self.size = None if size is None else max(1, size)  # None: unbounded
+        self.compact_size = max(0, compact)
         self.slots: dict[int, Slot] = {}
-        self._recent: OrderedDict[int, None] = OrderedDict()  # cached, oldest first
+        self._recent: OrderedDict[int, None] = OrderedDict()  # parsed, oldest first
+        self._compact: OrderedDict[int, None] = OrderedDict()  # JSON text, oldest first
 
     def __call__(self, game_id: int) -> Slot:
         slot = self.slots.get(game_id)
@@ -60,6 +82,7 @@ class Slots:
 
     def cached(self, game_id: int) -> None:
         """The game's state was just read or written: it is the most recent now."""
+        self._compact.pop(game_id, None)
         self._recent[game_id] = None
         self._recent.move_to_end(game_id)
         while self.size is not None and len(self._recent) > self.size:
@@ -67,13 +90,26 @@ class Slots:
             slot = self.slots.get(victim)
             if slot is None:
                 continue
-            slot.forget()
-            if not slot.lock.locked():
-                del self.slots[victim]
+            if self.compact_size:
+                slot.compact()
+                self._compact[victim] = None
+            else:
+                self._evict(victim, slot)
+        while len(self._compact) > self.compact_size:
+            victim, _ = self._compact.popitem(last=False)
+            slot = self.slots.get(victim)
+            if slot is not None:
+                self._evict(victim, slot)
+
+    def _evict(self, game_id: int, slot: Slot) -> None:
+        slot.forget()
+        if not slot.lock.locked():
+            del self.slots[game_id]
 
     def drop(self, game_id: int) -> None:
         """Forget the game's cached state (its slot and lock stay)."""
         self._recent.pop(game_id, None)
+        self._compact.pop(game_id, None)
         slot = self.slots.get(game_id)
         if slot is not None:
             slot.forget()
@@ -83,5 +119,10 @@ class Slots:
             self.drop(game_id)
 
     def __len__(self) -> int:
-        """Games whose state is cached."""
+        """Games whose state is cached parsed."""
         return len(self._recent)
+
+    @property
+    def compacted(self) -> int:
+        """Games whose state is cached as JSON text."""
+        return len(self._compact)

@@ -43,7 +43,7 @@ from core.events import EVENTS_ADAPTER, Event
 from core.rules.owing import reminder_at
 from core.state import GameState, Options
 from core.storage import statements
-from core.storage.cache import DEFAULT_SIZE, Slot, Slots
+from core.storage.cache import DEFAULT_COMPACT, DEFAULT_SIZE, Slot, Slots
 from core.storage.commit import EVENT_KIND as EVENT_KIND
 from core.storage.commit import SNAPSHOT_EVERY, Pending, dumps, outbox_rows, stores_state, writer
 from core.storage.commit import Applied as Applied
@@ -90,19 +90,21 @@ class GameService:
     def __init__(self, *, route: Callable[[Event], bool] = default_route,
                  clock: Callable[[], datetime] = utcnow, owns: GuildFilter | None = None,
                  limits: GameLimits | None = None,
-                 cache_size: int | None = DEFAULT_SIZE) -> None:
+                 cache_size: int | None = DEFAULT_SIZE,
+                 compact_size: int = DEFAULT_COMPACT) -> None:
         """`owns` (None: every guild) limits what this process serves: active_games,
         pending_deadlines and the deadline listeners see only games of guilds it owns,
         and an OutboxWorker built on this service delivers only their entries
         (see core.storage.sharding.guild_filter for Discord's shard rule).
 
-        `cache_size` (None: unbounded) caps the states kept in memory: the games
-        touched most recently (core/storage/cache.py)."""
+        `cache_size` (None: unbounded) caps the states kept parsed in memory, the games
+        touched most recently, and `compact_size` the next ones kept as JSON text
+        (core/storage/cache.py)."""
         self._route = route
         self._clock = clock
         self.limits = limits  # None: no cap on open games (the bot passes its settings')
         self.owns = owns
-        self._slot = Slots(cache_size)
+        self._slot = Slots(cache_size, compact_size)
         self._slots = self._slot.slots  # game id -> Slot (a game's lock and cached state)
         self._channels: dict[int, int] = {}  # channel id -> id of a game seen running there
         self._create_lock = asyncio.Lock()
@@ -461,7 +463,7 @@ class GameService:
     def _cached_info(self, game_id: int) -> GameInfo | None:
         """The cached GameInfo, while the game's state is cached too (else None)."""
         slot = self._slots.get(game_id)
-        if slot is None or slot.state is None:
+        if slot is None or (slot.state is None and not slot.compacted):
             return None
         return slot.info
 
@@ -472,6 +474,10 @@ class GameService:
 
     async def _loaded(self, game_id: int, slot: Slot) -> GameState:
         state = slot.state
+        if state is None and slot.compacted:  # cached as JSON text: the same, parsed
+            assert slot.state_json is not None
+            state = slot.state = GameState.model_validate_json(slot.state_json)
+            self._slot.cached(game_id)
         if state is None:
             # the last commit, read beside the writer (WAL): a command on a game the cache
             # let go does not queue its read behind other games' commits in flight; this

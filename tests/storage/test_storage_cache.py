@@ -22,7 +22,7 @@ from .test_storage_scheduler import MASTER, T0, started_game
 
 
 async def test_evicted_games_reload_and_play_on(storage_db: str) -> None:
-    svc = GameService(cache_size=2)
+    svc = GameService(cache_size=2, compact_size=0)
     games = [await started_game(svc, channel=10 + i) for i in range(4)]
     assert len(svc._slot) == 2  # only the two games touched last keep their state
     cached = [g for g in games if svc._slots.get(g) is not None
@@ -42,8 +42,37 @@ async def test_evicted_games_reload_and_play_on(storage_db: str) -> None:
     await svc.close()
 
 
+async def test_compacted_games_play_on_without_reading_the_database(
+        storage_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the parsed tier a state is kept as its JSON text (a seventh of the memory,
+    nothing for the garbage collector): its next command parses it, reads no row."""
+    svc = GameService(cache_size=2, compact_size=2)
+    games = [await started_game(svc, channel=10 + i) for i in range(6)]
+    parsed = [g for g in games if g in svc._slots and svc._slots[g].state is not None]
+    compact = [g for g in games if g in svc._slots and svc._slots[g].compacted]
+    assert parsed == games[4:] and compact == games[2:4]
+    assert games[0] not in svc._slots and games[1] not in svc._slots  # past both tiers
+    assert (len(svc._slot), svc._slot.compacted) == (2, 2)
+    expected = {g: (await GameService().state(g)) for g in compact}  # another reader's
+    with monkeypatch.context() as mp:
+        def no_read(*args: object, **kwargs: object) -> None:
+            raise AssertionError("a compacted game read its row")
+
+        mp.setattr(Game, "filter", no_read)
+        for gid in compact:
+            assert (await svc.info(gid)).id == gid  # the row's columns are cached too
+            assert await svc.state(gid) == expected[gid]  # parsed back: equal
+            await svc.apply(gid, c.CheckIn(by=100, at=T0))
+    assert svc._slot.compacted == 2 and len(svc._slot) == 2
+    for gid in games:  # whatever tier it was in, every game plays on exactly
+        await svc.apply(gid, c.CheckIn(by=101, at=T0))
+        assert await svc.state(gid) == await svc.verify(gid)
+        assert (await svc.state(gid)).seq == (await svc.info(gid)).seq
+    await svc.close()
+
+
 async def test_a_locked_game_keeps_its_slot_when_evicted(storage_db: str) -> None:
-    svc = GameService(cache_size=1)
+    svc = GameService(cache_size=1, compact_size=0)
     first = await started_game(svc, channel=10)
     lock = svc._slots[first].lock
     async with lock:  # a command of `first` in flight
