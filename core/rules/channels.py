@@ -72,6 +72,17 @@ def known_to(state: GameState, uid: int) -> list[int]:
     return out
 
 
+def known_by(state: GameState, uid: int) -> list[int]:
+    """Who knows this player by role: every q (in seat order) with `uid in known_to(q)`,
+    the channels worked out once (asking known_to of each player did it per player:
+    a death at 30 players cost more than the rest of the night)."""
+    target = state.player(uid)
+    shared = {m for team, members in teams(state).items()
+              if team != GRAVEYARD and uid in members for m in members}
+    return [q.uid for q in state.players if q.uid != uid and (
+        q.uid in shared or (target is not None and target.role in knows(q.role)))]
+
+
 def knows(role: Role | None) -> tuple[Role, ...]:
     """The roles whose holders this role learns at the deal beyond his channel mates."""
     return info(role).knows if role is not None else ()

@@ -113,8 +113,8 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
 def _living_mates(ctx: Ctx, uid: int) -> list[int]:
     """The living players who know `uid` by role (channels.known_to: clan mates, the
     police pairs, the investigator his sergeant; not the sergeant, who knows nobody)."""
-    return [p.uid for p in ctx.state.living()
-            if p.uid != uid and uid in channels.known_to(ctx.state, p.uid)]
+    knowers = set(channels.known_by(ctx.state, uid))
+    return [p.uid for p in ctx.state.living() if p.uid in knowers]
 
 
 def promote_sergeant(ctx: Ctx) -> None:

@@ -10,6 +10,7 @@ from core.commands import CheckIn, NightOrder, Share
 from core.engine import apply, create_game
 from core.errors import RuleError
 from core.roles import Role, Side
+from core.rules.channels import known_by, known_to
 from core.rules.victory import verdict
 from core.sim import MASTER, Played, play
 from core.state import GameState, Options
@@ -139,3 +140,23 @@ def _commands_with_events(played: Played):
         out = apply(state, cmd)
         state = out.state
         yield cmd, out.events
+
+
+@SETTINGS
+@given(games_st, st.booleans(), st.booleans())
+def test_known_by_is_known_to_turned_around(game: tuple[int, int, Options], sergeant: bool,
+                                           graveyard: bool) -> None:
+    """Whoever learns of a death as a mate (channels.known_by, the channels worked out
+    once) is exactly whoever knows the dead by role (channels.known_to, per player), at
+    every step of a whole game."""
+    seed, players, options = game
+    options = options.model_copy(update={"sergeant_in_police": sergeant,
+                                     "graveyard": graveyard})
+    played = play(seed, players, options)
+    state = create_game(seed=seed, master=MASTER, title=played.state.title, options=options)
+    for cmd in played.commands:
+        state = apply(state, cmd).state
+        for p in state.players:
+            assert known_by(state, p.uid) == [
+                q.uid for q in state.players
+                if q.uid != p.uid and p.uid in known_to(state, q.uid)]
