@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
@@ -47,6 +46,6 @@ class QuietHook:
         await self.write(conn, commit)
 
 
-def quiet(hook: CommitHook | Any, commit: Commit) -> bool:
+def quiet(hook: CommitHook, commit: Commit) -> bool:
     """Whether `hook` is known to have nothing to write for `commit`."""
     return isinstance(hook, QuietHook) and hook.quiet(commit)
