@@ -302,9 +302,12 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
         shouts += shop.shout(ctx, voter, target.uid, dict(cmd.funds))
     s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=target.uid, shouts=shouts,
                                at=cmd.at))
+    # "Крик – применяется в явном виде в посте по ходу голосования": the public post says
+    # so, and a Shout on the standing vote reads as a Shout, not as a new vote (`again`).
+    again = standing is not None and standing.target == target.uid
     ctx.emit(EventKind.VOTE_CAST, voter=voter.uid, target=target.uid, ghost=not voter.alive,
              previous=standing.target if standing else None,
-             total=totals(s).get(target.uid, 0))
+             total=totals(s).get(target.uid, 0), shout=cmd.shout, again=again)
 
 
 def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:

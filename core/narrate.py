@@ -167,8 +167,8 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return t("event.cancelled", lang)
     if kind == "payouts":
         return payouts_text(event.data, names, lang)
-    if kind == "vote_cast" and event.data.get("ghost"):
-        return t("event.vote_cast_ghost", lang, **p)
+    if kind == "vote_cast":
+        return t(vote_key(event.data), lang, **p)
     if kind == "buy_done":
         key = "words.buy_done_if" if event.data.get("if_hanged") else \
             "words.buy_done_unless" if event.data.get("unless_hanged") else "words.buy_done_nobody"
@@ -176,6 +176,16 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
     if kind == "player_died" and event.data.get("role") is None:
         return t("event.player_died_hidden", lang, **p)
     return t(f"event.{kind}", lang, **p)
+
+
+def vote_key(data: dict[str, Any]) -> str:
+    """The vote post's words: a Shout is said in the post itself ("Крик – применяется в
+    явном виде в посте по ходу голосования"); one added to the standing vote is a Shout,
+    not a new vote. Old logs without the fields read as plain votes."""
+    key = "event.vote_cast"
+    if data.get("shout"):
+        key = "event.vote_shout_again" if data.get("again") else "event.vote_cast_shout"
+    return key + ("_ghost" if data.get("ghost") else "")
 
 
 def call_to_action(event: Event, lang: str, when: When = _iso_minutes) -> str:

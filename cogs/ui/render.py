@@ -44,8 +44,9 @@ def event_embed(event: Event, lang: str) -> discord.Embed:
     if event.kind == "phase_started":
         colour = DAY if event.data["phase"] == "day" else NIGHT
     embed = discord.Embed(description=text_of(event, lang), colour=colour or GREY)
-    if event.kind == "vote_cast":  # the public vote: unambiguous, "in red"
-        embed.title = t("vote.embed_title", lang)
+    if event.kind == "vote_cast":  # the public vote: unambiguous, in red; a Shout says so
+        embed.title = t("vote.embed_title_shout" if event.data.get("shout")
+                        else "vote.embed_title", lang)
     if event.kind == "anon_post":
         sig = event.data.get("signature")
         embed.description = user_text(event.data["text"])
