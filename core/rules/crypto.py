@@ -102,5 +102,7 @@ def reveal(ctx: Ctx, actor: Player) -> None:
         raise RuleError(ErrorCode.NOTHING_TO_REVEAL)
     last = checks[-1]
     last.data["revealed"] = 1
-    ctx.emit(EventKind.PUBLIC_MOVE, by_role=str(actor.role), target=last.data["target"],
-             role=last.data["role"], night=last.night)
+    # Public: the night, the target and his role, never who checked or which of the two
+    # roles did (the advocate's reveal would point at the clan, the investigator's at him).
+    ctx.emit(EventKind.PUBLIC_MOVE, target=last.data["target"], role=last.data["role"],
+             night=last.night)

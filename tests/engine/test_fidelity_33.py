@@ -3,6 +3,7 @@ the original's words (quoted in the docstrings; /work/shared/rules/original-ru.t
 
 from __future__ import annotations
 
+from core import commands as c
 from core.events import Event
 from core.narrate import describe
 from core.state import Options
@@ -76,3 +77,23 @@ def test_an_old_log_without_the_field_reads_as_a_plain_vote() -> None:
     ev = Event(kind="vote_cast", data={"voter": 1, "target": 2, "ghost": False,
                                        "previous": None, "total": 2})
     assert describe(ev, str, "en") == "1 votes against 2 (2 has 1 vote)."
+
+
+# --- public_move: neither the checker nor his role ---------------------------------------
+def test_a_public_move_names_neither_the_checker_nor_which_role_checked() -> None:
+    """"Адвокат и следователь имеют право объявить публичный ход." The announcement is the
+    check (night, target, role); the investigator's and the advocate's read alike, so the
+    public event carries no field telling them apart."""
+    g = Game({**BASE, "Adam": "advocate:1"}, Options(crypto=True, public_moves=True,
+                                                    extra_roles=True))
+    g.to_night(0)
+    g.night("Adam", "C1")  # the advocate checks from night 0
+    g.advance()
+    g.advance()  # day 1: nobody voted, nobody hanged
+    g.night("Ivan", "C2")
+    g.advance()
+    moves = [e for who in ("Adam", "Ivan")
+             for e in g.do(c.Reveal(by=g.id(who), at=g.tick())) if e.kind == "public_move"]
+    assert [e.public for e in moves] == [True, True]
+    assert [sorted(e.data) for e in moves] == [["night", "role", "target"]] * 2
+    assert [e.data["target"] for e in moves] == [g.id("C1"), g.id("C2")]
