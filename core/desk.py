@@ -26,6 +26,10 @@ PhaseFilter = Literal["day", "night"] | None
 _DUPLICATES = frozenset({"order_accepted", "purchase", "buy_ordered", "spell_cast",
                          "away_ack", "standby_joined", "standby_left", "seat_taken",
                          "reminder"})  # reminders: the master has the "reminded" list
+# A whisper's acknowledgement to its sender: addressed to him, it would name him under
+# `/master log player:` although the master option hiding anonymous senders is off
+# (issue 33, K11); with the option on, the desk's "anon_sender" already names him.
+_SENDER_ONLY = frozenset({"whisper_sent"})
 # Events only the master's desk shows: its own account of what players did and why.
 DESK_ONLY = frozenset({"desk_opened", "desk_order", "desk_purchase", "desk_buy_ordered",
                        "desk_buy_skipped", "desk_buy_failed", "desk_spell",
@@ -54,6 +58,8 @@ def master_log(history: History, *, phase: PhaseFilter = None, number: int | Non
             if event.kind in _DUPLICATES and event.audience.kind == "players":
                 continue
             if event.kind == "turn_missed" and event.audience.kind == "players":
+                continue
+            if event.kind in _SENDER_ONLY:
                 continue
             if event.kind == "phase_started":
                 current, current_no = PhaseKind(event.data["phase"]), int(event.data["number"])

@@ -3,7 +3,10 @@ the original's words (quoted in the docstrings; /work/shared/rules/original-ru.t
 
 from __future__ import annotations
 
+import pytest
+
 from core import commands as c
+from core.desk import master_log
 from core.events import Event
 from core.narrate import describe
 from core.state import Options
@@ -97,3 +100,30 @@ def test_a_public_move_names_neither_the_checker_nor_which_role_checked() -> Non
     assert [e.public for e in moves] == [True, True]
     assert [sorted(e.data) for e in moves] == [["night", "role", "target"]] * 2
     assert [e.data["target"] for e in moves] == [g.id("C1"), g.id("C2")]
+
+
+# --- K11: the master and a whisper's sender ------------------------------------------------
+def _history(g: Game, cmds: list[c.Command]) -> list[tuple[int, c.Command, list[Event]]]:
+    return [(i, cmd, g.do(cmd)) for i, cmd in enumerate(cmds)]
+
+
+@pytest.mark.parametrize("sees", [False, True])
+def test_the_master_log_names_a_whispers_sender_only_when_the_option_says_so(
+        sees: bool) -> None:
+    """"Каждый игрок имеет право делать тайные послания на роль (роли). По тем же правилам,
+    что и открытые послания" (which go "через мастера"). RULES.md §11: the master sees the
+    sender only with the option `master_sees_anon`; off, neither the desk nor `/master log`
+    (filtered by the sender, or whole) points at him."""
+    g = Game(BASE, Options(crypto=True, master_sees_anon=sees))
+    sender = g.id("C1")
+    history = _history(g, [
+        c.Whisper(by=sender, at=g.tick(), role="investigator", text="Don is the one"),
+        c.Anon(by=sender, at=g.tick(60), text="I saw it"),
+    ])
+    mine = master_log(history, player=sender)
+    assert bool(mine) == sees
+    assert [e.event.kind for e in mine] == (["anon_sender", "anon_sender"] if sees else [])
+    whole = [e.event.kind for e in master_log(history)]
+    assert "whisper_sent" not in whole and "whisper" in whole and "anon_post" in whole
+    assert all(sender not in e.event.audience.players and sender not in e.event.data.values()
+               for e in master_log(history) if e.event.kind != "anon_sender")
