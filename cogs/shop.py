@@ -93,7 +93,7 @@ class Shop(GameCog):
     @localized("cast", "spell", "target", "if_hanged", "unless_hanged", "if_nobody_hanged")
     @app_commands.choices(spell=SPELL_CHOICES)
     async def cast(self, interaction: discord.Interaction[MafiaBot], spell: str,
-                   target: app_commands.Transform[str, PlayerArg("living")],
+                   target: app_commands.Transform[str, PlayerArg("voters")],
                    if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
                    unless_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
                    if_nobody_hanged: bool = False) -> None:

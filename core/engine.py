@@ -671,10 +671,15 @@ def night_move(state: GameState, uid: int) -> Action | None:
 
 
 def legal_targets(state: GameState, uid: int, what: str) -> list[int]:
-    """Players a command may name, for autocomplete: 'vote', 'night', 'occult', 'any'."""
+    """Players a command may name, for autocomplete: 'vote', 'night', 'occult', 'voters',
+    'any'."""
     p = state.player(uid)
     if what == "occult":
         return [q.uid for q in state.players if not q.alive and q.uid not in state.occult_excluded]
+    if what == "voters":  # a day spell's target: whoever votes today, ghosts included
+        from core.rules.voting import base_weight
+
+        return [q.uid for q in state.players if q.alive or base_weight(state, q.uid) > 0]
     if what == "night" and p is not None:
         action = night_rules.night_action(state, p)
         if action is None:

@@ -97,6 +97,7 @@ class ErrorCode(StrEnum):
     STANDBY_FULL = "standby_full"
     TARGET_ALIVE = "target_alive"
     TARGET_DEAD = "target_dead"
+    TARGET_NO_VOTE = "target_no_vote"
     THANK_AFTER_GAME = "thank_after_game"
     TOO_MANY_GAMES_GUILD = "too_many_games_guild"
     TOO_MANY_GAMES_MEMBER = "too_many_games_member"

@@ -19,6 +19,7 @@ from core.roles import LETHAL, Action, by_alias, info, rows
 from core.rules.context import Ctx
 from core.rules.economy import spending_cap
 from core.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
+from core.rules.voting import base_weight
 from core.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
 
 # Views of the catalogue (core/rules/items.py) under their historical names.
@@ -265,8 +266,9 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
             if order.what in DAY_SPELLS:
                 assert order.target is not None
                 target = state.player(order.target)
-                if target is None or not target.alive:
-                    raise RuleError(ErrorCode.TARGET_DEAD, target=order.target)
+                if target is None:
+                    raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=order.target)
+                day_spell_target(state, target)
                 _cast_day(ctx, buyer, order.what, target, funds, state.number + 1)
             elif order.what in NIGHT_SPELLS:
                 assert order.target is not None
@@ -296,6 +298,17 @@ def spell_day(state: GameState) -> int:
     return state.number + 1
 
 
+def day_spell_target(state: GameState, target: Player) -> None:
+    """Sleep, Silence and Free speech act on a player's votes: they reach whoever votes,
+    a ghost too while the occultist lives ("все погибшие имеют право голоса"; the Shout's
+    clause weighs ghosts' votes: "для последних 0,5"). A dead player without a vote is
+    refused as such (issue 33, S34); who votes is public (the count marks ghosts)."""
+    if target.alive:
+        return
+    if base_weight(state, target.uid) == 0:
+        raise RuleError(ErrorCode.TARGET_NO_VOTE, target=target.uid)
+
+
 def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
          funds: dict[int, int]) -> None:
     state = ctx.state
@@ -306,7 +319,9 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
     target = state.player(target_id)
     if target is None:
         raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=target_id)
-    if not target.alive:
+    if spell in DAY_SPELLS:
+        day_spell_target(state, target)
+    elif not target.alive:
         raise RuleError(ErrorCode.TARGET_DEAD, target=target_id)
     if spell in NIGHT_SPELLS:
         _check_night_spell(state, caster, spell, target)

@@ -7,8 +7,10 @@ import pytest
 
 from core import commands as c
 from core.desk import master_log
+from core.errors import RuleError
 from core.events import Event
 from core.narrate import describe
+from core.rules.voting import tally
 from core.state import Options
 from tests.engine.scenario import Game
 from tests.engine.test_fidelity import BASE, SHOP, quiet_night
@@ -127,3 +129,84 @@ def test_the_master_log_names_a_whispers_sender_only_when_the_option_says_so(
     assert "whisper_sent" not in whole and "whisper" in whole and "anon_post" in whole
     assert all(sender not in e.event.audience.players and sender not in e.event.data.values()
                for e in master_log(history) if e.event.kind != "anon_sender")
+
+
+# --- S34: Sleep and Silence reach ghost voters -----------------------------------------------
+GHOSTS = {**BASE, "Olga": "occultist"}
+GHOST_SHOP = Options(currency=True, shop=True, extra_roles=True)
+
+
+def _ghost_day() -> Game:
+    """Day 1 with the occultist alive and C1 killed in night 0: C1 is a ghost voter."""
+    g = Game(GHOSTS, GHOST_SHOP)
+    g.fund(150)
+    g.to_night(0)
+    g.night("Don", "C1")
+    g.advance()
+    assert not g.alive("C1") and g.alive("Olga")
+    return g
+
+
+def _cast(g: Game, who: str, spell: str, target: str) -> list[Event]:
+    return g.do(c.Cast(by=g.id(who), at=g.tick(), spell=spell, target=g.id(target)))
+
+
+def test_silence_on_a_ghost_voids_the_ghosts_vote() -> None:
+    """"Оккультист – ... Покуда игрок жив, все погибшие имеют право голоса, хотя оно и
+    оценивается как пол голоса." "Немота – приводит к тому, что ни один голос игрока не
+    засчитывается в этот день." A ghost has a vote, so Silence reaches it (the Shout's
+    clause itself weighs ghosts' votes: "для последних 0,5")."""
+    g = _ghost_day()
+    g.vote("C1", "Vito")
+    assert tally(g.state).totals == {g.id("Vito"): 1}
+    _cast(g, "Kate", "silence", "C1")
+    assert tally(g.state).totals == {}
+
+
+def test_sleep_on_a_ghost_that_has_not_voted_voids_its_next_vote() -> None:
+    """"Усыпление – приводит к тому, что голос (один) еще не проголосовавшего игрока не
+    засчитывается." The ghost has not voted yet: its next vote does not count."""
+    g = _ghost_day()
+    _cast(g, "Kate", "sleep", "C1")
+    g.vote("C1", "Vito")
+    assert tally(g.state).totals == {}
+    assert any(e.kind == "spell_on_you" and e.audience.players == [g.id("C1")]
+               for e in g.events)
+
+
+def test_free_speech_reaches_a_ghost_too() -> None:
+    """"Свобода слова – защищает от одного заклинания «Усыпление» или «Немота»": what
+    Silence reaches, Free speech protects."""
+    g = _ghost_day()
+    _cast(g, "Kate", "silence", "C1")
+    _cast(g, "C2", "free_speech", "C1")
+    g.vote("C1", "Vito")
+    assert tally(g.state).totals == {g.id("Vito"): 1}
+
+
+def test_a_dead_player_without_a_vote_is_refused_as_having_no_vote() -> None:
+    """Without a vote (the occultist's exclusion, "имеет право указать мастеру, кого из
+    мертвых не стоит засчитывать") Sleep and Silence have nothing to act on: refused with
+    "no vote", not "dead", and nothing is charged. Night spells still need the living."""
+    g = _ghost_day()
+    g.do(c.OccultExclude(by=g.id("Olga"), at=g.tick(), target=g.id("C1")))
+    before = g.state.model_dump_json()
+    for spell in ("sleep", "silence", "free_speech"):
+        with pytest.raises(RuleError) as err:
+            _cast(g, "Kate", spell, "C1")
+        assert err.value.code == "target_no_vote"
+    assert g.state.model_dump_json() == before
+    with pytest.raises(RuleError) as err:
+        _cast(g, "Kate", "helplessness", "C1")
+    assert err.value.code == "target_dead"
+
+
+def test_without_the_occultist_the_dead_have_no_vote_to_silence() -> None:
+    g = Game(BASE, SHOP)
+    g.fund(150)
+    g.to_night(0)
+    g.night("Don", "C1")
+    g.advance()
+    with pytest.raises(RuleError) as err:
+        _cast(g, "Kate", "silence", "C1")
+    assert err.value.code == "target_no_vote"
