@@ -322,10 +322,20 @@ def _ignores_bouncer(state: GameState, uid: int) -> bool:
 
 def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer: int,
                  attacker: Player) -> None:
-    """The bouncer's club kills the first role player attacking the protected player."""
+    """The bouncer's club kills the first role player attacking the protected player.
+
+    "Шипованная дубина – позволяет вышибале убить": the bouncer swings it, so a bouncer
+    killed earlier in the night's order does not (a dead actor loses his move), while his
+    protection, given before anyone else moved ("первым ходит вышибала"), still holds.
+    The club stays unused (issue 33, N27)."""
     from core.rules.shop import attacker_kind, use_item
 
     state = ctx.state
+    if bouncer in dead_tonight:
+        if any(i.kind == ItemKind.SPIKED_CLUB for i in state.inventory.get(bouncer, [])):
+            result.steps.append({"step": "club_dead", "actor": bouncer,
+                                 "target": attacker.uid})
+        return
     if not use_item(state, bouncer, ItemKind.SPIKED_CLUB):
         return
     ctx.emit(EventKind.CLUB_USED, Audience.to(bouncer), night=state.number, target=attacker.uid)

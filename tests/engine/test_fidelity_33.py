@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 
 from core import commands as c
-from core.desk import master_log
+from core.desk import desk_text, master_log
+from core.engine import apply
 from core.errors import RuleError
 from core.events import Event
 from core.narrate import describe
 from core.rules.voting import tally
 from core.state import Options
-from tests.engine.scenario import Game
+from tests.engine.scenario import MASTER, Game
 from tests.engine.test_fidelity import BASE, SHOP, quiet_night
 
 
@@ -210,3 +211,54 @@ def test_without_the_occultist_the_dead_have_no_vote_to_silence() -> None:
     with pytest.raises(RuleError) as err:
         _cast(g, "Kate", "silence", "C1")
     assert err.value.code == "target_no_vote"
+
+
+# --- N27: a bouncer killed earlier in the night ---------------------------------------------
+def dice_order(g: Game, first: str, then: str) -> list[Event]:
+    """Close the night with `first` moving before `then` in the dice order: the dice are
+    drawn from the seed and the command counter, so the master extends the night (a
+    command that changes nothing else) until they fall that way. Returns the events."""
+    for _ in range(50):
+        out = apply(g.state, c.Advance(by=MASTER, at=g.clock))
+        night = next(e for e in out.events if e.kind == "night_explained")
+        seq = night.data["steps"][0]["actors"]
+        if seq.index(g.id(first)) < seq.index(g.id(then)):
+            return g.advance()
+        g.do(c.Extend(by=MASTER, at=g.tick(), minutes=1))
+    raise AssertionError("the dice never fell that way")
+
+
+def _club_night(first: str, then: str) -> tuple[Game, list[Event]]:
+    """Night 0: Bob protects C1 with a spiked club; Kate kills Bob; Don attacks C1."""
+    g = Game(BASE, SHOP)
+    g.fund(150)
+    g.to_night(0)
+    g.do(c.Buy(by=g.id("Bob"), at=g.tick(), item="spiked_club"))
+    g.night("Bob", "C1")
+    g.night("Kate", "Bob")
+    g.night("Don", "C1")
+    return g, dice_order(g, first, then)
+
+
+def test_a_bouncer_killed_earlier_still_protects_but_swings_no_club() -> None:
+    """"первым ходит вышибала": his protection was given before anybody else moved, so it
+    holds all night even once he is killed. "Шипованная дубина – позволяет вышибале убить
+    первого ролевика, атаковавшего на его защиту": the bouncer kills, and a bouncer killed
+    earlier in the order moves no more (RULES.md §4), so the club does not strike."""
+    g, events = _club_night("Kate", "Don")
+    assert not g.alive("Bob") and g.alive("C1")  # the protection held...
+    assert g.alive("Don")  # ...the dead bouncer's club did not strike
+    assert any(e.kind == "action_failed" and e.audience.players == [g.id("Don")]
+               for e in events)
+    night = next(e for e in events if e.kind == "night_explained")
+    steps = [s["step"] for s in night.data["steps"]]
+    assert "club_dead" in steps and "club" not in steps
+    assert "killed earlier this night, but the protection holds" in desk_text(
+        night, _names(g), "en")
+
+
+def test_a_living_bouncers_club_strikes_the_first_attacker() -> None:
+    """The same night with Don before Kate: the bouncer is alive when Don attacks."""
+    g, _ = _club_night("Don", "Kate")
+    assert not g.alive("Bob") and g.alive("C1")
+    assert not g.alive("Don") and g.p("Don").death.cause == "spiked"  # type: ignore[union-attr]
