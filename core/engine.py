@@ -433,6 +433,7 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
     _living_target(ctx, cmd.target)
     waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
     phases.kill(ctx, cmd.target, "kicked")
+    night_rules.pass_turn(ctx, cmd.target)  # the acting mafioso's move goes to the next
     if not phases.finish_if_won(ctx) and waiting and night_rules.all_orders_in(ctx.state):
         night_rules.announce_all_in(ctx)  # the one who had not ordered is gone
 

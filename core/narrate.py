@@ -23,7 +23,7 @@ def _iso_minutes(value: str) -> str:
     return value[:16].replace("T", " ") + " UTC"
 
 _PLAYER_KEYS = ("uid", "voter", "target", "actor", "fallback", "previous", "old", "new", "by",
-                "acting", "hanged", "master", "if_hanged", "unless_hanged")
+                "acting", "hanged", "master", "if_hanged", "unless_hanged", "passed")
 
 
 def role_name(role: str | None, lang: str) -> str:
@@ -169,6 +169,8 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return payouts_text(event.data, names, lang)
     if kind == "vote_cast":
         return t(vote_key(event.data), lang, **p)
+    if kind == "clan_turn" and event.data.get("passed") is not None:
+        return t("event.clan_turn_passed", lang, **p)
     if kind == "buy_done":
         key = "words.buy_done_if" if event.data.get("if_hanged") else \
             "words.buy_done_unless" if event.data.get("unless_hanged") else "words.buy_done_nobody"

@@ -144,6 +144,27 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
         announce_all_in(ctx)
 
 
+def pass_turn(ctx: Ctx, uid: int) -> None:
+    """The acting mafioso left the game during his night (the master removed him): the
+    clan's move passes to the next living mafioso by number, "ночные ходы выполняют в
+    порядке нумерации за вычетом погибших", and the clan is told who acts now (issue 33,
+    N19). Helplessness does not pass it: the helpless mafioso is alive and keeps the
+    turn, and the spell is bought to stop that very move."""
+    state = ctx.state
+    if state.phase is not PhaseKind.NIGHT:
+        return  # by day the coming night's turn is worked out when it falls
+    for clan in state.clans:
+        if clan.acting != uid:
+            continue
+        acting = prospective_acting(state, clan)  # from the next number on, dead skipped
+        clan.acting = acting
+        p = state.player(acting) if acting is not None else None
+        if p is not None:
+            clan.next_rank = (p.rank or 0) + 1
+            ctx.emit(EventKind.CLAN_TURN, Audience.of_team(Team.clan(clan.number)),
+                     actor=acting, night=state.number, passed=uid)
+
+
 def all_orders_in(state: GameState) -> bool:
     """Whether every living player with a move tonight has given his order(s)."""
     obliged = [p for p in state.living() if moves_allowed(state, p)]

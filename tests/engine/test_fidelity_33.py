@@ -262,3 +262,49 @@ def test_a_living_bouncers_club_strikes_the_first_attacker() -> None:
     g, _ = _club_night("Don", "Kate")
     assert not g.alive("Bob") and g.alive("C1")
     assert not g.alive("Don") and g.p("Don").death.cause == "spiked"  # type: ignore[union-attr]
+
+
+# --- N19 / S32: the acting mafioso removed or helpless during his night --------------------
+CLAN3 = {**BASE, "Mike": "mafioso:1"}
+
+
+def test_the_clans_move_passes_when_the_acting_mafioso_is_removed_in_his_night() -> None:
+    """"Мафиози пронумерованы внутри клана и ночные ходы выполняют в порядке нумерации за
+    вычетом погибших." The acting mafioso removed during his night is no longer in the
+    count: the next number moves that night, the clan is told, and the rotation goes on
+    from him ("если к моменту третьей ночи мафиози №3 уже выбудет из игры, то настанет ход
+    мафиози №1")."""
+    g = Game(CLAN3)
+    g.to_night(0)
+    g.night("Don", "C1")  # his order goes with him
+    events = g.do(c.Kick(by=MASTER, at=g.tick(), target=g.id("Don")))
+    assert g.state.clans[0].acting == g.id("Vito")
+    told, = [e for e in events if e.kind == "clan_turn"]
+    assert told.audience.kind == "team" and str(told.audience.team) == "clan:1"
+    assert told.data == {"actor": g.id("Vito"), "night": 0, "passed": g.id("Don")}
+    assert describe(told, _names(g), "en") == (
+        "Don is out of the game: the clan's move in night 0 passes to Vito.")
+    g.night("Vito", "C2")
+    g.advance()
+    assert not g.alive("C2") and g.alive("C1")
+    g.advance()  # day 1 to night 1: the number after Vito, Mike
+    assert g.state.clans[0].acting == g.id("Mike")
+
+
+def test_a_helpless_acting_mafioso_keeps_the_turn_and_the_clan_has_no_kill() -> None:
+    """"Беспомощность – ... мешает ролевикам использовать свои дополнительные возможности
+    следующей ночью": the helpless mafioso is alive, so «за вычетом погибших» does not skip
+    him; the move does not pass (the spell is bought to stop that very move) and the
+    others are still told it is his turn."""
+    g = Game(CLAN3, SHOP)
+    g.fund(150)
+    g.to_night(0)
+    _cast(g, "Kate", "helplessness", "Don")
+    with pytest.raises(RuleError) as err:
+        g.night("Don", "C1")
+    assert err.value.code == "helpless_night"
+    with pytest.raises(RuleError) as err:
+        g.night("Vito", "C1")
+    assert err.value.code == "not_your_turn" and err.value.params["acting"] == g.id("Don")
+    g.advance()
+    assert all(g.alive(n) for n in ("C1", "C2", "C3"))
