@@ -34,7 +34,7 @@ _SENDER_ONLY = frozenset({"whisper_sent"})
 DESK_ONLY = frozenset({"desk_opened", "desk_order", "desk_purchase", "desk_buy_ordered",
                        "desk_buy_skipped", "desk_buy_failed", "desk_spell",
                        "desk_spell_blocked", "desk_replaced", "desk_standby", "all_orders_in",
-                       "night_explained", "day_explained"})
+                       "night_explained", "day_explained", "desk_day_kick"})
 PAGE_BUDGET = 3800  # characters of one page (an embed description holds 4096)
 
 
@@ -129,6 +129,8 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
         rows = "; ".join(t("desk.opened.row", lang, name=names(uid),
                            role=role_name(role, lang)) for uid, role, _ in event.data["roles"])
         return t("desk.opened.head", lang, roles=rows or "—")
+    if kind == "desk_day_kick":
+        return _day_kick(event, names, lang)
     if kind == "desk_order":
         p = params(event, names, lang)
         lines = [t("desk.order.line", lang, **p)]
@@ -200,6 +202,30 @@ def _day(event: Event, names: Names, lang: str) -> str:
                        if data.get("decider") is not None else "—"))
     else:
         lines.append(t("desk.day.hanged", lang, name=names(hanged)))
+    return "\n".join(lines)
+
+
+def _day_kick(event: Event, names: Names, lang: str) -> str:
+    """A player removed mid-day: his votes and the votes for him drop out, the day is
+    decided among the others, and a tie hangs the first to reach the count, even a count
+    of one vote. Said to the master when it happens, with the count as it now stands."""
+    data = event.data
+    lines = [t("event.desk_day_kick", lang, uid=names(data["uid"]), number=data["number"])]
+    rows = data.get("tally") or []
+    if not rows:
+        lines.append(t("desk.kick_day.none", lang))
+    else:
+        lines.append(t("desk.kick_day.standing", lang, tally=", ".join(
+            f"{names(u)}: {votes(h, lang)}" for u, h in rows)))
+        leader = data["leader"]
+        if data.get("tied"):
+            lines.append(t("desk.kick_day.tie", lang, tied=", ".join(
+                names(u) for u in data["tied"]), votes=votes(rows[0][1], lang),
+                name=names(leader)))
+        else:
+            lines.append(t("desk.kick_day.leader", lang, name=names(leader),
+                           votes=votes(rows[0][1], lang)))
+    lines.append(t("desk.kick_day.rule", lang))
     return "\n".join(lines)
 
 

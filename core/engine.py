@@ -434,8 +434,16 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
     waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
     phases.kill(ctx, cmd.target, "kicked")
     night_rules.pass_turn(ctx, cmd.target)  # the acting mafioso's move goes to the next
-    if not phases.finish_if_won(ctx) and waiting and night_rules.all_orders_in(ctx.state):
+    if phases.finish_if_won(ctx):
+        return
+    if waiting and night_rules.all_orders_in(ctx.state):
         night_rules.announce_all_in(ctx)  # the one who had not ordered is gone
+    s = ctx.state
+    if s.phase is PhaseKind.DAY and s.number > 0:  # what the removal does to the day's vote
+        from core.rules.voting import standing_after_kick
+
+        ctx.emit(EventKind.DESK_DAY_KICK, Audience.master(), uid=cmd.target, number=s.number,
+                 **standing_after_kick(s))
 
 
 def _replace(ctx: Ctx, cmd: c.Replace) -> None:

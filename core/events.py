@@ -44,6 +44,7 @@ class EventKind(StrEnum):
     DESK_BUY_FAILED = "desk_buy_failed"
     DESK_BUY_ORDERED = "desk_buy_ordered"
     DESK_BUY_SKIPPED = "desk_buy_skipped"
+    DESK_DAY_KICK = "desk_day_kick"
     DESK_OPENED = "desk_opened"
     DESK_ORDER = "desk_order"
     DESK_PURCHASE = "desk_purchase"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.roles import info
 from core.state import DayRecord, GameState, VoteMark
@@ -179,3 +180,14 @@ def close_day(state: GameState) -> DayRecord:
             record.tied = tied
             record.decider = result.reached_by.get(result.leader)
     return record
+
+
+def standing_after_kick(state: GameState) -> dict[str, Any]:
+    """The day's count once a removed player's votes, and the votes for him, have dropped
+    out (RULES.md §4): for the master's desk, which says how the day now stands. A tie
+    goes to the one who reached his count first, whatever the count: with five players at
+    one vote each, the first one voted for is hanged on one vote (issue 33, V7)."""
+    result = tally(state)
+    tied = result.tied_with_leader()
+    return {"tally": [[u, result.totals[u]] for u in result.order],
+            "leader": result.leader, "tied": tied if len(tied) > 1 else []}

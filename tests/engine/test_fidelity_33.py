@@ -308,3 +308,40 @@ def test_a_helpless_acting_mafioso_keeps_the_turn_and_the_clan_has_no_kill() -> 
     assert err.value.code == "not_your_turn" and err.value.params["acting"] == g.id("Don")
     g.advance()
     assert all(g.alive(n) for n in ("C1", "C2", "C3"))
+
+
+# --- V7: a leader removed mid-day, told at the master's desk -------------------------------
+def test_the_desk_says_how_the_day_stands_when_the_master_removes_its_leader() -> None:
+    """"Набравший по итогам дня больше всех голосов игрок будет выведен из игры. При
+    равенстве количества голосов вешают того, кто набрал свои голоса первым." The leader
+    removed mid-day leaves five players at one vote each: the first one voted for would be
+    hanged on one vote. The master is told so on his desk when he removes him."""
+    g = Game({**BASE, "C4": "citizen"})
+    g.to_night(0)
+    quiet_night(g)
+    for voter in ("Don", "Vito", "Ivan"):
+        g.vote(voter, "Kate")  # the leader: 3 votes
+    for voter, target in (("C1", "C2"), ("C2", "C3"), ("C3", "C4"), ("C4", "Bob"),
+                          ("Bob", "Ivan")):
+        g.vote(voter, target)  # five players at one vote each, C2 first
+    events = g.do(c.Kick(by=MASTER, at=g.tick(), target=g.id("Kate")))
+    note, = [e for e in events if e.kind == "desk_day_kick"]
+    assert note.audience.kind == "master" and not any(
+        e.kind == "desk_day_kick" for e in events if e.audience.kind != "master")
+    five = [g.id(n) for n in ("C2", "C3", "C4", "Bob", "Ivan")]
+    assert note.data["tied"] == five and note.data["leader"] == g.id("C2")
+    text = desk_text(note, _names(g), "en")
+    assert "The votes cast by Kate and the votes against Kate no longer count" in text
+    assert "if the day ended now, C2 would be hanged" in text
+    assert "hanged on a single vote" in text
+    assert "повесят того, против кого проголосовали первым, — за один голос" in desk_text(
+        note, _names(g), "ru")
+    g.advance()
+    assert not g.alive("C2") and g.state.days[-1].tally[g.id("C2")] == 2
+
+
+def test_no_desk_note_for_a_removal_outside_a_voting_day() -> None:
+    g = Game(BASE)
+    g.to_night(0)
+    events = g.do(c.Kick(by=MASTER, at=g.tick(), target=g.id("C1")))
+    assert not any(e.kind == "desk_day_kick" for e in events)

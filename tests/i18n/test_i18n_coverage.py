@@ -176,16 +176,20 @@ SPECIAL_EVENTS = {
                    "event.day_result.tie"],
     "game_over": ["event.game_over.head", "event.game_over.draw", "event.game_over.row",
                   "event.game_over.winner"],
-    "vote_cast": ["event.vote_cast", "event.vote_cast_ghost"],
+    "vote_cast": ["event.vote_cast", "event.vote_cast_ghost", "event.vote_cast_shout",
+                  "event.vote_cast_shout_ghost", "event.vote_shout_again",
+                  "event.vote_shout_again_ghost"],
     "player_died": ["event.player_died", "event.player_died_hidden"],
     # the master's desk (core/desk.py)
     "night_explained": [f"desk.night.{k}" for k in (
         "head", "sequence", "void", "actor_dead", "target_gone", "fallback", "blocked",
         "wrecking", "protect", "check", "kill", "kill_again", "armour", "bad_kill", "club",
-        "club_armour", "nobody", "death")],
+        "club_armour", "club_dead", "nobody", "death")],
     "day_explained": [f"desk.day.{k}" for k in ("head", "vote", "row", "nobody", "tie",
                                                 "hanged")],
     "desk_opened": ["desk.opened.head", "desk.opened.row"],
+    "desk_day_kick": ["event.desk_day_kick"] + [f"desk.kick_day.{k}" for k in (
+        "standing", "none", "leader", "tie", "rule")],
     "desk_order": ["desk.order.line", "desk.order.fallback", "desk.order.story",
                    "desk.order.replaced"],
     "desk_standby": ["desk.standby.on", "desk.standby.off"],
