@@ -14,7 +14,7 @@ from core.narrate import describe
 from core.rules.voting import tally
 from core.state import Options
 from tests.engine.scenario import MASTER, Game
-from tests.engine.test_fidelity import BASE, SHOP, quiet_night
+from tests.engine.test_fidelity import BASE, SHOP, acting, quiet_night
 
 
 def _names(g: Game):  # type: ignore[no-untyped-def]
@@ -345,3 +345,31 @@ def test_no_desk_note_for_a_removal_outside_a_voting_day() -> None:
     g.to_night(0)
     events = g.do(c.Kick(by=MASTER, at=g.tick(), target=g.id("C1")))
     assert not any(e.kind == "desk_day_kick" for e in events)
+
+
+# --- E7: the operative and the mafia shoot the same citizen --------------------------------
+@pytest.mark.parametrize("operative_first", [True, False])
+def test_an_operative_sharing_a_citizens_death_is_benched_in_either_dice_order(
+        operative_first: bool) -> None:
+    """"При убийстве честного жителя или положительного героя теряет право стрелять на
+    следующую ночь (только одну)." Two unblocked shots at one citizen are both his killing
+    (he dies once, both are credited: RULES.md §4), so the operative is benched whichever
+    of the two the dice put first: a penalty decided by the dice would be a lottery."""
+    g = Game({**BASE, "C4": "citizen", "Otto": "operative"}, Options(extra_roles=True))
+    g.to_night(0)
+    quiet_night(g)
+    g.advance()  # day 1: nobody hanged
+    mafioso = acting(g)
+    g.night("Otto", "C1")
+    g.night(mafioso, "C1")
+    first, then = ("Otto", mafioso) if operative_first else (mafioso, "Otto")
+    events = dice_order(g, first, then)
+    assert not g.alive("C1")
+    assert sorted(g.p("C1").death.by) == sorted([g.id("Otto"), g.id(mafioso)])  # type: ignore[union-attr]
+    assert g.state.operative_bad_kills == {g.id("Otto"): 1}
+    benched, = [e for e in events if e.kind == "operative_benched"]
+    assert benched.audience.players == [g.id("Otto")] and benched.data == {"night": 2}
+    g.advance()  # night 2: no shot for him
+    with pytest.raises(RuleError) as err:
+        g.night("Otto", "C2")
+    assert err.value.code == "no_move_tonight"
