@@ -423,8 +423,11 @@ CELLS: list[Cell] = [
          target=Ref("cit")),
     cell("cast", "self", "day1", "maf", "self_only", mods="shop", spell="destruction",
          target=Ref("inv")),
-    cell("cast", "target", "day1", "cit", "target_dead", mods="shop", spell="sleep",
+    # a day spell on the dead: no vote to act on (issue 33, S34); a night spell: dead
+    cell("cast", "target", "day1", "cit", "target_no_vote", mods="shop", spell="sleep",
          params={"target": Ref("dead")}, target=Ref("dead")),
+    cell("cast", "target-night", "day1", "cit", "target_dead", mods="shop",
+         spell="helplessness", params={"target": Ref("dead")}, target=Ref("dead")),
     cell("cast", "unknown", "day1", "cit", HARNESS, mods="shop", spell="fireball",
          target=Ref("maf")),
     # /anon
