@@ -19,7 +19,7 @@ from core.roles import LETHAL, Action, by_alias, info, rows
 from core.rules.context import Ctx
 from core.rules.economy import spending_cap
 from core.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
-from core.rules.voting import base_weight
+from core.rules.weights import base_weight
 from core.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
 
 # Views of the catalogue (core/rules/items.py) under their historical names.

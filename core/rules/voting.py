@@ -11,30 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.roles import info
+from core.rules.weights import base_weight as base_weight
+from core.rules.weights import ghosts_allowed as ghosts_allowed
 from core.state import DayRecord, GameState, VoteMark
-
-LIVING = 2
-GHOST = 1
-
-
-def ghosts_allowed(state: GameState) -> bool:
-    """While a role raising ghosts (the occultist) lives, the dead vote."""
-    return any(p.alive and p.role is not None and info(p.role).raises_ghosts
-               for p in state.players)
-
-
-def base_weight(state: GameState, voter: int) -> int:
-    p = state.player(voter)
-    if p is None or p.role is None:
-        return 0
-    if p.alive:
-        return LIVING
-    if p.death is not None and p.death.cause in ("kicked", "inactive"):
-        return 0
-    if ghosts_allowed(state) and voter not in state.occult_excluded:
-        return GHOST
-    return 0
 
 
 def mark_weight(state: GameState, mark: VoteMark, void: frozenset[int] = frozenset()) -> int:
