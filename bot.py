@@ -43,7 +43,6 @@ EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
     "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally",
 )
-ROOT = Path(__file__).resolve().parent
 
 
 class MafiaTree(app_commands.CommandTree["MafiaBot"]):
@@ -81,7 +80,9 @@ class MafiaBot(shared.MafiaBot):
                          tree_cls=MafiaTree, **kwargs)
         self.settings = settings
         self.manage_db = manage_db
-        self.state_dir = state_dir or ROOT / "data"
+        # Runtime state (the command-sync markers) goes to the data directory, never
+        # beside the code (core/settings.py, MAFIA_DATA_DIR).
+        self.state_dir = state_dir or settings.mafia_data_dir
         # A process holding some of the shards serves only those shards' guilds: their
         # games, deadlines and outbox (README, "Scale-out").
         self.service = GameService(route=route, owns=guild_filter(
