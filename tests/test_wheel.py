@@ -171,3 +171,14 @@ def test_only_the_soak_leaf_of_storage_imports_the_simulator() -> None:
         names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
             a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert not names & {"core.sim", "core.storage.soak"}, path
+
+
+def test_ci_runs_the_readme_s_test_command_word_for_word() -> None:
+    """The README's two commands stay true: CI runs its test command as written."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^ {4,}(\.venv/bin/pip install .+)$", readme, re.MULTILINE)
+    assert len(commands) == 2 and commands[0].endswith("mafia-bot run")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == commands[1].strip()
