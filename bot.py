@@ -43,7 +43,6 @@ EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
     "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally",
 )
-ROOT = Path(__file__).resolve().parent
 
 
 class MafiaTree(app_commands.CommandTree["MafiaBot"]):
@@ -81,9 +80,11 @@ class MafiaBot(shared.MafiaBot):
                          tree_cls=MafiaTree, **kwargs)
         self.settings = settings
         self.manage_db = manage_db
-        self.state_dir = state_dir or ROOT / "data"
+        # Runtime state (the command-sync markers) goes to the data directory, never
+        # beside the code (core/settings.py, MAFIA_DATA_DIR).
+        self.state_dir = state_dir or settings.mafia_data_dir
         # A process holding some of the shards serves only those shards' guilds: their
-        # games, deadlines and outbox (README, "Scale-out").
+        # games, deadlines and outbox (docs/scale-out.md).
         self.service = GameService(route=route, owns=guild_filter(
             kwargs.get("shard_count"), kwargs.get("shard_ids")), limits=GameLimits(
                 per_member=settings.max_games_per_member,
@@ -93,7 +94,7 @@ class MafiaBot(shared.MafiaBot):
         self.service.bundlers.append(outbox_rows)  # pushes to the private places, the ping role
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
-        # Discord's rate limits planned for, not run into (README, "Rate limits"): every
+        # Discord's rate limits planned for, not run into (docs/rate-limits.md): every
         # REST request waits for the budget; the outbox serves announcements, then
         # private pushes, then cosmetic edits, games taking turns.
         self.budget = RateBudget()
@@ -192,7 +193,7 @@ class ShardedMafiaBot(MafiaBot, commands.AutoShardedBot):
 # makes and frees thousands of short-lived objects (interaction, state copy, JSON), most
 # freed by reference counting, so the default runs a young collection every few commands
 # and an old one (scanning every cached game) every few hundred, about a fifth of the
-# CPU at saturation (bench/, README "Performance"). Cycles are still reclaimed, later.
+# CPU at saturation (bench/, docs/benchmark.md). Cycles are still reclaimed, later.
 GC_THRESHOLDS = (20_000, 20, 50)
 
 

@@ -19,33 +19,68 @@ def _lang() -> str:
     return normalize_locale((os.environ.get("LANG") or "en").split(".")[0].replace("_", "-"))
 
 
+def _with_default(text: str, value: object, lang: str) -> str:
+    """An option's help with its default, in the reader's language."""
+    return t("cli.with_default", lang, help=text, value=value)
+
+
+def _database_shown() -> str:
+    """The database `archive` and `web` read when --db is not given, for their help."""
+    from core.settings import DEFAULT_DATABASE_URL
+
+    try:
+        return _shown(_database_url())
+    except Exception:  # a bad setting is reported when the command runs, not in --help
+        return DEFAULT_DATABASE_URL
+
+
 def parser() -> argparse.ArgumentParser:
+    """Every option says what it does and its default (`mafia-bot COMMAND --help`)."""
     lang = _lang()
+    none = t("cli.default_none", lang)
     p = argparse.ArgumentParser(prog="mafia-bot", description=t("cli.description", lang))
     sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", help=t("cli.run.help", lang))
     run.add_argument("--shard-count", type=int, default=None,
-                     help=t("cli.run.shard_count", lang))
-    run.add_argument("--shard-ids", type=str, default=None, help=t("cli.run.shard_ids", lang))
-    run.add_argument("--auto-shard", action="store_true", help=t("cli.run.auto_shard", lang))
+                     help=_with_default(t("cli.run.shard_count", lang),
+                                        t("cli.run.one_shard", lang), lang))
+    run.add_argument("--shard-ids", type=str, default=None,
+                     help=_with_default(t("cli.run.shard_ids", lang),
+                                        t("cli.run.every_shard", lang), lang))
+    run.add_argument("--auto-shard", action="store_true",
+                     help=_with_default(t("cli.run.auto_shard", lang), t("cli.off", lang), lang))
     sim = sub.add_parser("simulate", help=t("cli.simulate.help", lang))
-    sim.add_argument("--games", type=int, default=100)
-    sim.add_argument("--players", type=int, default=12)
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--games", type=int, default=100,
+                     help=_with_default(t("cli.simulate.games", lang), 100, lang))
+    sim.add_argument("--players", type=int, default=12,
+                     help=_with_default(t("cli.simulate.players", lang), 12, lang))
+    sim.add_argument("--seed", type=int, default=0,
+                     help=_with_default(t("cli.simulate.seed", lang), 0, lang))
     sim.add_argument("--modules", type=str, default="",
-                     help=t("cli.simulate.modules", lang, modules=", ".join(MODULES)))
-    sim.add_argument("--db", type=str, default=None, help=t("cli.simulate.db", lang))
-    sim.add_argument("--lang", type=str, default=lang)
+                     help=_with_default(t("cli.simulate.modules", lang,
+                                          modules=", ".join(MODULES)), none, lang))
+    sim.add_argument("--db", type=str, default=None,
+                     help=_with_default(t("cli.simulate.db", lang),
+                                        t("cli.simulate.in_memory", lang), lang))
+    sim.add_argument("--lang", type=str, choices=("ru", "en"), default=lang,
+                     help=_with_default(t("cli.simulate.lang", lang), lang, lang))
+    database = _database_shown()
     arc = sub.add_parser("archive", help=t("cli.archive.help", lang))
-    arc.add_argument("game_id", type=int, metavar="GAME_ID")
+    arc.add_argument("game_id", type=int, metavar="GAME_ID", help=t("cli.archive.game", lang))
+    arc.add_argument("--db", type=str, default=None,
+                     help=_with_default(t("cli.db", lang), database, lang))
     arc.add_argument("--out", type=str, default=None, help=t("cli.archive.out", lang))
     arc.add_argument("--lang", type=str, choices=("ru", "en"), default=None,
                      help=t("cli.archive.lang", lang))
     web = sub.add_parser("web", help=t("cli.web.help", lang))
-    web.add_argument("--host", type=str, default="127.0.0.1")
-    web.add_argument("--port", type=int, default=8080)
+    web.add_argument("--db", type=str, default=None,
+                     help=_with_default(t("cli.db", lang), database, lang))
+    web.add_argument("--host", type=str, default="127.0.0.1",
+                     help=_with_default(t("cli.web.host", lang), "127.0.0.1", lang))
+    web.add_argument("--port", type=int, default=8080,
+                     help=_with_default(t("cli.web.port", lang), 8080, lang))
     web.add_argument("--lang", type=str, choices=("ru", "en"), default=None,
-                     help=t("cli.archive.lang", lang))
+                     help=_with_default(t("cli.web.lang", lang), lang, lang))
     mig = sub.add_parser("migrate-db", help=t("cli.migrate.help", lang))
     mig.add_argument("--from", dest="source", required=True, help=t("cli.migrate.from", lang))
     mig.add_argument("--to", dest="target", required=True, help=t("cli.migrate.to", lang))
@@ -69,7 +104,7 @@ def simulate(args: argparse.Namespace) -> int:
     if args.db:
         import asyncio
 
-        from bench.soak import simulate_stored
+        from core.storage.soak import simulate_stored
 
         results: list[Played] = asyncio.run(simulate_stored(
             args.db, args.games, args.players, args.seed, options=options))
@@ -108,6 +143,19 @@ def _database_url() -> str:
     return Settings().database_url
 
 
+def _missing_file(url: str) -> str | None:
+    """The path of a SQLite database file that does not exist: `archive` and `web` only
+    read, so they say so rather than create an empty database and find no game in it."""
+    from pathlib import Path
+    from urllib.parse import unquote
+
+    scheme, sep, rest = url.strip().partition("://")
+    path = unquote(rest.partition("?")[0])
+    if not sep or scheme.lower() != "sqlite" or not path or path == ":memory:":
+        return None
+    return None if Path(path).exists() else path
+
+
 def archive(args: argparse.Namespace) -> int:
     """Write a finished game's archive (the file the game-over message carries)."""
     import asyncio
@@ -121,9 +169,18 @@ def archive(args: argparse.Namespace) -> int:
     from core.storage.service import GameNotFound, GameService
 
     lang = _lang()
+    try:
+        url = args.db or _database_url()
+    except Exception as exc:  # pydantic's ValidationError: a setting that cannot be read
+        print(t("cli.config_error", lang, error=str(exc)), file=sys.stderr)
+        return 2
+    missing = _missing_file(url)
+    if missing is not None:
+        print(t("cli.db_missing", lang, path=missing), file=sys.stderr)
+        return 2
 
     async def load() -> tuple[str, bytes]:
-        await init_db(_database_url())
+        await init_db(url)
         try:
             initial, log, language = await finished_input(GameService(), args.game_id)
         finally:
@@ -156,7 +213,16 @@ def web(args: argparse.Namespace) -> int:
     from core.settings import ConfigError
 
     try:
-        asyncio.run(serve(_database_url(), args.host, args.port, args.lang or _lang()))
+        url = args.db or _database_url()
+    except Exception as exc:  # pydantic's ValidationError: a setting that cannot be read
+        print(t("cli.config_error", _lang(), error=str(exc)), file=sys.stderr)
+        return 2
+    missing = _missing_file(url)
+    if missing is not None:
+        print(t("cli.db_missing", _lang(), path=missing), file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(url, args.host, args.port, args.lang or _lang()))
     except ConfigError as exc:
         print(t("cli.config_error", _lang(), error=str(exc)), file=sys.stderr)
         return 2

@@ -64,6 +64,8 @@ from contextlib import contextmanager
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from fractions import Fraction
 from functools import cache
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final, TypeAlias
@@ -98,8 +100,22 @@ log = logging.getLogger(__name__)
 SUPPORTED_LANGUAGES: Final[tuple[str, ...]] = ("ru", "en")
 #: Fallback language, both for unknown locales and for missing keys.
 DEFAULT_LANGUAGE: Final = "en"
-#: ``<repository>/data/locales``.
-LOCALES_DIR: Final[Path] = Path(__file__).resolve().parents[1] / "data" / "locales"
+
+
+def _locales_dir() -> Traversable:
+    """Where the catalogues are: ``<checkout>/data/locales`` beside the code in a source
+    checkout (an editable install included), else the copy a wheel ships inside this
+    package as ``core/locales`` (setup.py maps data/locales there), found through
+    importlib.resources. The checkout is looked at first: a worktree must read its own
+    files, not those of whichever tree the environment was installed from."""
+    checkout = Path(__file__).resolve().parents[1] / "data" / "locales"
+    if checkout.is_dir():
+        return checkout
+    return files(__package__ or "core") / "locales"
+
+
+#: The catalogues' folder (a Path in a checkout, a Traversable in general).
+LOCALES_DIR: Final[Traversable] = _locales_dir()
 #: CLDR plural categories, in CLDR order.
 PLURAL_CATEGORIES: Final[tuple[str, ...]] = ("zero", "one", "two", "few", "many", "other")
 
@@ -231,7 +247,8 @@ def plural_category(count: int | float | Decimal | Fraction, lang: str) -> str:
     return _babel_locale(normalize_locale(lang)).plural_form(number)
 
 
-def _flatten(table: Mapping[str, object], prefix: str, out: dict[str, Entry], source: Path) -> None:
+def _flatten(table: Mapping[str, object], prefix: str, out: dict[str, Entry],
+             source: Traversable) -> None:
     for segment, value in table.items():
         key = f"{prefix}.{segment}" if prefix else segment
         if not _KEY_SEGMENT.fullmatch(segment):
@@ -283,7 +300,7 @@ class Catalogue:
 
     def __init__(
         self,
-        directory: Path = LOCALES_DIR,
+        directory: Traversable = LOCALES_DIR,
         languages: tuple[str, ...] = SUPPORTED_LANGUAGES,
         *,
         strict: bool | None = None,
@@ -302,10 +319,13 @@ class Catalogue:
         entries: dict[str, dict[str, Entry]] = {}
         for lang in self.languages:
             main = self.directory / f"{lang}.toml"
-            if not main.exists():
+            if not main.is_file():
                 raise CatalogueError(f"catalogue file {main} is missing")
             # Feature files (<lang>/*.toml) keep one area's strings together.
-            paths = [main, *sorted((self.directory / lang).glob("*.toml"))]
+            area = self.directory / lang
+            parts = area.iterdir() if area.is_dir() else iter(())
+            paths = [main, *sorted((p for p in parts if p.name.endswith(".toml")
+                                    and p.is_file()), key=lambda p: p.name)]
             flat: dict[str, Entry] = {}
             for path in paths:
                 try:

@@ -10,10 +10,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_DATABASE_URL = "sqlite://data/mafia.db"
+#: Where the bot keeps its runtime state unless MAFIA_DATA_DIR says otherwise: `data`
+#: under the working directory (in a checkout started from its root, the checkout's
+#: data/, as the project layout has it; an installed bot, wherever it is started: a
+#: container's WORKDIR, a service's WorkingDirectory). Never the installed package.
+DEFAULT_DATA_DIR = Path("data")
+DEFAULT_DATABASE_URL = "sqlite://data/mafia.db"  # the database in the default data dir
 MODELS_MODULE = "core.storage.models"
 MIGRATIONS_MODULE = "core.storage.migrations"
 
@@ -46,11 +51,26 @@ class Settings(BaseSettings):
     )
 
     discord_token: str | None = Field(default=None, repr=False)
-    database_url: str = DEFAULT_DATABASE_URL
+    # Runtime state: the default SQLite database and the command-sync markers
+    # (bot.py, `.commands-<guild>.sha256`). Nothing the bot writes goes anywhere else.
+    mafia_data_dir: Path = DEFAULT_DATA_DIR
+    # Empty: the SQLite file mafia.db in the data directory.
+    database_url: str = ""
     discord_guild_id: int | None = None
     # Games open at once (signup or running): per member who opened them, per guild.
     max_games_per_member: int = Field(default=3, ge=1)
     max_games_per_guild: int = Field(default=25, ge=1)
+
+    @model_validator(mode="after")
+    def _database_in_data_dir(self) -> Settings:
+        if not self.database_url.strip():
+            self.database_url = sqlite_url(self.mafia_data_dir / "mafia.db")
+        return self
+
+
+def sqlite_url(path: Path) -> str:
+    """The DATABASE_URL of a SQLite file (relative paths stay relative)."""
+    return f"sqlite://{path.as_posix()}"
 
 
 def _bad(url: str, why: str) -> ConfigError:

@@ -48,11 +48,18 @@ def pytest_configure(config: pytest.Config) -> None:
         "(skipped when none answers, unless CI=true)")
 
 
+#: The longest single tests, started first: under xdist (pyproject's addopts) a long test
+#: picked up last would keep one worker busy after the other has finished.
+SLOW_FIRST = ("tests/test_bench_smoke.py", "tests/test_house.py", "tests/test_wheel.py",
+              "tests/archive/test_browser.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that take `postgres_url` are PostgreSQL tests too (for `-m "not postgres"`)."""
     for item in items:
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FIRST))  # stable
 
 
 def in_ci() -> bool:

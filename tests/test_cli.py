@@ -122,3 +122,32 @@ def test_run_tunes_the_collector_before_the_bot_starts(
     finally:
         gc.set_threshold(*before)
     assert seen == [bot.GC_THRESHOLDS] and bot.GC_THRESHOLDS[0] > 700
+
+
+@pytest.mark.parametrize("lang", ["en_US.UTF-8", "ru_RU.UTF-8"])
+def test_every_option_says_what_it_does_and_its_default(
+        lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    monkeypatch.setenv("LANG", lang)
+    word = {"en_US.UTF-8": "default", "ru_RU.UTF-8": "по умолчанию"}[lang]
+    subparsers = next(a for a in cli.parser()._actions
+                      if isinstance(a, argparse._SubParsersAction))
+    missing = [(name, action.dest) for name, sub in subparsers.choices.items()
+               for action in sub._actions
+               if action.option_strings and not isinstance(action, argparse._HelpAction)
+               and not action.required and word not in (action.help or "")]
+    assert missing == []
+    for name in ("archive", "web"):
+        assert "--db" in subparsers.choices[name]._option_string_actions
+
+
+def test_archive_and_web_read_the_database_given_and_never_create_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    missing = tmp_path / "nowhere" / "mafia.db"
+    for command in (["archive", "1"], ["web"]):
+        assert cli.main([*command, "--db", f"sqlite://{missing}"]) == 2
+        assert capsys.readouterr().err.strip() == t("cli.db_missing", "en", path=str(missing))
+    assert not missing.parent.exists()

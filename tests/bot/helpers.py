@@ -5,6 +5,12 @@ starts again on the same database and the same fake Discord (`Lives`)."""
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,8 +41,33 @@ TIMEOUT = 30.0
 
 def new_bot(tmp_path: Path) -> MafiaBot:
     """A MafiaBot on `tmp_path`/bot.db (the same file again after a restart)."""
-    settings = Settings(discord_token="x", database_url=f"sqlite://{tmp_path / 'bot.db'}")
+    database = tmp_path / "bot.db"
+    if not database.exists():
+        shutil.copyfile(_migrated_template(), database)
+    settings = Settings(discord_token="x", database_url=f"sqlite://{database}")
     return MafiaBot(settings, state_dir=tmp_path)
+
+
+@functools.cache
+def _migrated_template() -> Path:
+    """An empty database with every migration applied, made once per test process (in a
+    child process: no ORM state here) and copied for each bot. Migrating a fresh file
+    was most of a bot's start-up; the bot tests are not about migrations (the storage
+    tests start from empty files and schemas)."""
+    folder = Path(tempfile.mkdtemp(prefix="mafia-bot-template-"))
+    atexit.register(shutil.rmtree, folder, True)
+    template = folder / "migrated.db"
+    code = ("import asyncio, sys\n"
+            "from core.storage.db import close_db, init_db\n"
+            "async def main():\n"
+            "    await init_db('sqlite://' + sys.argv[1])\n"
+            "    await close_db()\n"
+            "asyncio.run(main())\n")
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", code, str(template)], check=True, cwd=root,
+                   timeout=120)
+    assert template.is_file() and not Path(f"{template}-wal").exists()
+    return template
 
 
 async def started(bot: MafiaBot, h: Harness) -> Harness:
