@@ -51,6 +51,17 @@ class Table:
         if roles:
             self.send(c.Configure(by=MASTER, at=self.clock, roles=roles))
 
+    @classmethod
+    def seated(cls, signup: GameState, seed: int) -> Table:
+        """A table for a game whose signup is `signup` (players joined, roles set; no
+        wallets), dealt from `seed`: many games of one setup skip the joins."""
+        table = cls.__new__(cls)
+        table.rng = random.Random(seed)
+        table.clock = EPOCH
+        table.played = Played(signup.model_copy(update={"seed": seed}))
+        table.wallet = None
+        return table
+
     @property
     def state(self) -> GameState:
         return self.played.state
