@@ -137,6 +137,33 @@ def simulate(roles: str | None, players: int, options: Options, games: int,
     return tally
 
 
+@dataclass(frozen=True)
+class Job:
+    """What to estimate: exactly this setup on these seats with these options. Plain
+    data, so a worker process can take it."""
+
+    roles: str | None
+    players: int
+    options: Options
+    seed: int
+
+    def chunk(self, start: int, games: int) -> Tally:
+        """Games start .. start + games - 1 of this job (seeds seed + start, ...)."""
+        return simulate(self.roles, self.players, self.options, games, self.seed + start)
+
+
+def job_for(state: GameState) -> Job:
+    """The estimate a game's signup asks for: its roles (or the preset) on the seats it
+    would deal now, its options; seeded by the game, so asking again gives the same."""
+    players = seats(state.roles_text, len(state.players), state.options)
+    return Job(state.roles_text, players, state.options, state.seed)
+
+
+def run_chunk(job: Job, start: int, games: int) -> Tally:
+    """`job.chunk` as a module-level function: what an executor pickles and runs."""
+    return job.chunk(start, games)
+
+
 def estimate(tally: Tally, players: int) -> Estimate:
     """The figures of a tally: every dealt side (and draws, if any) with its interval."""
     keys = list(tally.keys) + sorted(k for k in tally.wins if k not in tally.keys)
@@ -151,7 +178,8 @@ def estimate(tally: Tally, players: int) -> Estimate:
     return Estimate(tally.games, players, shares, mean)
 
 
-__all__ = ["MASTER", "Estimate", "Share", "Tally", "estimate", "seats", "simulate", "wilson"]
+__all__ = ["MASTER", "Estimate", "Job", "Share", "Tally", "estimate", "job_for", "run_chunk",
+           "seats", "simulate", "wilson"]
 
 
 # --- words ----------------------------------------------------------------------------
