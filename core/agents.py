@@ -87,7 +87,7 @@ def strategic_phase(table: Table, know: Knowledge) -> None:
     _occult(table)
     deadline = table.state.deadline or table.clock
     table.clock = max(table.clock, deadline)
-    table.send(c.Advance(by=0, at=table.clock, deadline=True))
+    table.send(c.Advance(by=0, at=table.clock, deadline=True), in_place=True)
 
 
 def _morning(table: Table, know: Knowledge) -> None:

@@ -59,3 +59,22 @@ def test_report_warns_when_one_side_wins_more_than_70_percent(lang: str) -> None
     text = "\n".join(report(even, lang))
     assert t("balance.side.draw", lang) in text and "⚠️" not in text
     assert even.mean_days == 3.0
+
+
+def test_the_deadline_advance_in_place_plays_the_same_game() -> None:
+    """The strategic games advance their phases in place (core.sim.Table.send): the same
+    final state as through `apply`'s private copy, and the signup they share untouched."""
+    from core import sim
+    from core.agents import play_strategic
+    from core.balance import signup_state
+
+    signup = signup_state(SETUP, 7, Options())
+    before = signup.model_dump_json()
+    for seed in range(4):
+        fast = play_strategic(sim.Table.seated(signup, seed)).state
+        slow_table = sim.Table.seated(signup, seed)
+        send = slow_table.send
+        slow_table.send = lambda cmd, in_place=False: send(cmd)  # type: ignore[method-assign]
+        slow = play_strategic(slow_table).state
+        assert fast.model_dump_json() == slow.model_dump_json()
+    assert signup.model_dump_json() == before
