@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.archive import (
     FILES_KIND_ARCHIVE,
@@ -24,28 +24,45 @@ from core.state import GameState
 from core.storage.archive import finished_input, initial_and_log
 from core.storage.service import GameService
 
-File = tuple[str, bytes]
+
+
+class File(NamedTuple):
+    """A file to attach: its name, its bytes, and what it shows in words (the
+    attachment's description: alt text for a picture)."""
+
+    name: str
+    data: bytes
+    description: str
+
 # matplotlib's own caches (fonts, text layout) are not meant for concurrent use: one
 # build at a time (two games ending together wait their turn, off the event loop).
 _ONE_AT_A_TIME = threading.Lock()
 
 
 def day_picture(initial: GameState, log: list[LogRow], day: int, lang: str) -> File | None:
+    from .alt import day_alt
     from .picture import timeline_png  # matplotlib: imported in the worker, not on the loop
 
     tl = timeline_of(initial, log, day)
     if tl is None:
         return None
     names = names_of(log)
-    png = timeline_png(tl, lambda uid: names.get(uid, f"#{uid}"), lang)
-    return f"day-{day}-votes.png", png
+
+    def name(uid: int) -> str:
+        return names.get(uid, f"#{uid}")
+
+    png = timeline_png(tl, name, lang)
+    return File(f"day-{day}-votes.png", png, day_alt(tl, name, lang))
 
 
 def archive_file(initial: GameState, log: list[LogRow], lang: str) -> File:
     from .html import render
 
+    from .alt import archive_alt
+
     html = render(build(initial, log), lang)
-    return f"{slug(initial.title)}-archive.html", html.encode()
+    return File(f"{slug(initial.title)}-archive.html", html.encode(),
+                archive_alt(initial.title, lang))
 
 
 def slug(title: str) -> str:
