@@ -41,7 +41,7 @@ def day_alt(tl: DayTimeline, names: Callable[[int], str], lang: str) -> str:
     if len(ranked) > LISTED:
         counts.append(t("alt.day_more", lang, count=len(ranked) - LISTED))
     text = t("alt.day", lang, number=tl.day, result=result,
-             counts=", ".join(counts) or "—", changes=len(tl.steps))
+             counts=", ".join(counts) or "—", count=len(tl.steps))
     return text if len(text) <= LIMIT else text[: LIMIT - 1] + "…"
 
 
