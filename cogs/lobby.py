@@ -127,7 +127,8 @@ class Lobby(GameCog):
     @localized("game.options", "reveal_roles", "votes_final", "bouncer_self", "dead_write",
                "public_moves", "master_sees_anon", "archive_channels", "graveyard", "language",
                "sergeant_in_police", "inherit_checks", "master_reads_teams",
-               "open_team_channels", "reminder_minutes", "early_night")
+               "open_team_channels", "reminder_minutes", "early_night",
+               "spectators_see_teams")
     @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
                                     Choice(name=L("meta.language_name_en"), value="en")])
     async def options(self, interaction: discord.Interaction[MafiaBot],
@@ -140,7 +141,8 @@ class Lobby(GameCog):
                       master_reads_teams: bool | None = None,
                       open_team_channels: bool | None = None,
                       reminder_minutes: Range[int, 0, 20160] | None = None,
-                      early_night: bool | None = None) -> None:
+                      early_night: bool | None = None,
+                      spectators_see_teams: bool | None = None) -> None:
         info = await self.game_here(interaction)
         given: dict[str, Any] = {
             "reveal_roles": reveal_roles, "votes_final": votes_final,
@@ -150,7 +152,8 @@ class Lobby(GameCog):
             "language": language, "sergeant_in_police": sergeant_in_police,
             "inherit_checks": inherit_checks, "master_reads_teams": master_reads_teams,
             "open_team_channels": open_team_channels,
-            "reminder_minutes": reminder_minutes, "early_night": early_night}
+            "reminder_minutes": reminder_minutes, "early_night": early_night,
+            "spectators_see_teams": spectators_see_teams}
         changes = {k: v for k, v in given.items() if v is not None}
         applied = await self.apply(interaction, info, c.SetOptions, changes=changes)
         if language:
@@ -199,6 +202,12 @@ class Lobby(GameCog):
         from . import desk
 
         await desk.standby(interaction, await self.game_here(interaction))
+
+    @game.command(**command_kwargs("game.spectate"))
+    async def spectate(self, interaction: discord.Interaction[MafiaBot]) -> None:
+        from .spectate import spectate
+
+        await spectate(interaction, await self.game_here(interaction))
 
     @game.command(**command_kwargs("game.cancel"))
     async def cancel(self, interaction: discord.Interaction[MafiaBot]) -> None:
