@@ -42,8 +42,8 @@ from typing import Any
 from core.storage.budget import GLOBAL_LIMIT
 
 from . import archive as archive_bench
-from . import balance as balance_bench
 from . import backends, floor, resume
+from . import balance as balance_bench
 from . import engine as engine_bench
 from . import scale as scale_bench
 from .e2e import Bench, measure

@@ -61,7 +61,7 @@ def _negative(p: Player) -> bool:
 def _checks(s: GameState, p: Player) -> dict[int, str]:
     """The checks his seat knows: his own, and the police's for a police member."""
     seats = [q for q in s.players if _police(q)] if _police(p) else [p]
-    return {int(n.data["target"]): str(n.data["role"]) for q in seats for n in q.notices
+    return {int(str(n.data["target"])): str(n.data["role"]) for q in seats for n in q.notices
             if n.kind in ("check", "shared_check") and n.data.get("target") is not None}
 
 
@@ -87,7 +87,7 @@ def strategic_phase(table: Table, know: Knowledge) -> None:
     _occult(table)
     deadline = table.state.deadline or table.clock
     table.clock = max(table.clock, deadline)
-    table.send(c.Advance(by=0, at=table.clock, deadline=True), in_place=True)
+    table.advance(c.Advance(by=0, at=table.clock, deadline=True))
 
 
 def _morning(table: Table, know: Knowledge) -> None:

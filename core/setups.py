@@ -96,7 +96,6 @@ def wins_text(h: History, lang: str) -> str:
 def setup_text(key: SetupKey, lang: str) -> str:
     """The setup in words: "mafioso ×2 (clan 1), investigator, citizen ×3; modules: …"."""
     from core.i18n import t
-
     from core.roles import Role
 
     order = {r: i for i, r in enumerate(Role)}

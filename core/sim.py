@@ -66,15 +66,18 @@ class Table:
     def state(self) -> GameState:
         return self.played.state
 
-    def send(self, cmd: c.Command, *, in_place: bool = False) -> list[Event]:
-        """Apply `cmd`. `in_place`: change the state itself, no private copy (a third
-        of a strategic game's time): only for a command no rule can refuse halfway, the
-        deadline's Advance of a game without wallets (its guards come first)."""
-        if in_place and self.wallet is None and isinstance(cmd, c.Advance) and cmd.deadline:
-            events = apply_in_place(self.played.state, cmd)
-            self.played.commands.append(cmd)
-            self.played.events += events
-            return events
+    def advance(self, cmd: c.Advance) -> list[Event]:
+        """End the phase at its deadline changing the state itself, no private copy (a
+        third of a strategic game's time): no rule refuses it halfway (its guards come
+        first). In a game with wallets, or for the master's Advance, like `send`."""
+        if self.wallet is not None or not cmd.deadline:
+            return self.send(cmd)
+        events = apply_in_place(self.played.state, cmd)
+        self.played.commands.append(cmd)
+        self.played.events += events
+        return events
+
+    def send(self, cmd: c.Command) -> list[Event]:
         if self.wallet is not None:
             if isinstance(cmd, c.Join):
                 self.wallet.setdefault(cmd.by, OPENING_BALANCE)

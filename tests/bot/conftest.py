@@ -9,7 +9,6 @@ import pytest
 import pytest_asyncio
 
 from cogs import balance
-
 from tests.bot.helpers import EVERYTHING, Lives, first_life
 from tests.harness import Harness
 

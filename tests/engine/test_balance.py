@@ -6,6 +6,9 @@ from __future__ import annotations
 import pytest
 
 from core.balance import DRAW, Tally, estimate, report, seats, simulate, wilson
+from core.commands import Advance
+from core.events import Event
+from core.sim import Table
 from core.state import Options
 
 SETUP = "mafioso x2; investigator; sergeant; bouncer"
@@ -61,8 +64,15 @@ def test_report_warns_when_one_side_wins_more_than_70_percent(lang: str) -> None
     assert even.mean_days == 3.0
 
 
+class Copying(Table):
+    """A table that never changes a state in place."""
+
+    def advance(self, cmd: Advance) -> list[Event]:
+        return self.send(cmd)
+
+
 def test_the_deadline_advance_in_place_plays_the_same_game() -> None:
-    """The strategic games advance their phases in place (core.sim.Table.send): the same
+    """The strategic games advance their phases in place (core.sim.Table.advance): the same
     final state as through `apply`'s private copy, and the signup they share untouched."""
     from core import sim
     from core.agents import play_strategic
@@ -72,9 +82,6 @@ def test_the_deadline_advance_in_place_plays_the_same_game() -> None:
     before = signup.model_dump_json()
     for seed in range(4):
         fast = play_strategic(sim.Table.seated(signup, seed)).state
-        slow_table = sim.Table.seated(signup, seed)
-        send = slow_table.send
-        slow_table.send = lambda cmd, in_place=False: send(cmd)  # type: ignore[method-assign]
-        slow = play_strategic(slow_table).state
+        slow = play_strategic(Copying.seated(signup, seed)).state
         assert fast.model_dump_json() == slow.model_dump_json()
     assert signup.model_dump_json() == before
