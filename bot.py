@@ -41,7 +41,7 @@ log = logging.getLogger("mafia")
 
 EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
-    "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally",
+    "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally", "cogs.stats",
 )
 
 

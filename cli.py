@@ -52,8 +52,8 @@ def parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help=t("cli.simulate.help", lang))
     sim.add_argument("--games", type=int, default=100,
                      help=_with_default(t("cli.simulate.games", lang), 100, lang))
-    sim.add_argument("--players", type=int, default=12,
-                     help=_with_default(t("cli.simulate.players", lang), 12, lang))
+    sim.add_argument("--players", type=int, default=None, help=t("balance.cli.players", lang))
+    sim.add_argument("--setup", type=str, default=None, help=t("balance.cli.setup", lang))
     sim.add_argument("--seed", type=int, default=0,
                      help=_with_default(t("cli.simulate.seed", lang), 0, lang))
     sim.add_argument("--modules", type=str, default="",
@@ -101,6 +101,9 @@ def simulate(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     options = Options(**{m: True for m in modules}, language=lang)
+    if args.setup is not None:
+        return estimate_setup(args, options, lang)
+    args.players = args.players or 12
     if args.db:
         import asyncio
 
@@ -134,6 +137,28 @@ def simulate(args: argparse.Namespace) -> int:
         print(f"  {label:<16} {count:>5}  {100 * count / len(results):5.1f}%")
     if rates.get("citizens"):
         print(t("cli.simulate.rates_note", lang))
+    return 0
+
+
+def estimate_setup(args: argparse.Namespace, options: object, lang: str) -> int:
+    """`simulate --setup`: the balance estimate the master sees at /game setup."""
+    from core.balance import estimate, report, seats
+    from core.balance import simulate as simulate_setup
+    from core.errors import RuleError
+    from core.narrate import plain
+    from core.rules.setup import check_written
+    from core.state import Options
+
+    assert isinstance(options, Options)
+    try:
+        players = args.players or seats(args.setup, 0, options)
+        check_written(args.setup, players, extra_roles=options.extra_roles)
+        tally = simulate_setup(args.setup, players, options, max(1, args.games), args.seed)
+    except RuleError as exc:
+        print(plain(t(f"error.{exc.code}", lang, **exc.params)), file=sys.stderr)
+        return 2
+    for line in report(estimate(tally, players), lang):
+        print(plain(line.removeprefix("-# ")))
     return 0
 
 

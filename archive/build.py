@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.archive import (
     FILES_KIND_ARCHIVE,
@@ -25,20 +25,41 @@ from core.storage.archive import finished_input, initial_and_log
 from core.storage.service import GameService
 
 File = tuple[str, bytes]
+
+
+class Made(NamedTuple):
+    """A file to attach: its name, its bytes, and what it shows in words (the
+    attachment's description: alt text for a picture)."""
+
+    name: str
+    data: bytes
+    description: str
+
 # matplotlib's own caches (fonts, text layout) are not meant for concurrent use: one
 # build at a time (two games ending together wait their turn, off the event loop).
 _ONE_AT_A_TIME = threading.Lock()
 
 
 def day_picture(initial: GameState, log: list[LogRow], day: int, lang: str) -> File | None:
+    made = described_day(initial, log, day, lang)
+    return None if made is None else (made.name, made.data)
+
+
+def described_day(initial: GameState, log: list[LogRow], day: int, lang: str) -> Made | None:
+    """Day `day`'s vote picture and its alt text."""
+    from .alt import day_alt
     from .picture import timeline_png  # matplotlib: imported in the worker, not on the loop
 
     tl = timeline_of(initial, log, day)
     if tl is None:
         return None
     names = names_of(log)
-    png = timeline_png(tl, lambda uid: names.get(uid, f"#{uid}"), lang)
-    return f"day-{day}-votes.png", png
+
+    def name(uid: int) -> str:
+        return names.get(uid, f"#{uid}")
+
+    png = timeline_png(tl, name, lang)
+    return Made(f"day-{day}-votes.png", png, day_alt(tl, name, lang))
 
 
 def archive_file(initial: GameState, log: list[LogRow], lang: str) -> File:
@@ -55,22 +76,26 @@ def slug(title: str) -> str:
 
 
 def files_now(initial: GameState, log: list[LogRow], specs: list[dict[str, Any]],
-              lang: str) -> list[File]:
-    """Build the files `specs` ask for (CPU-bound: call it off the event loop)."""
-    out: list[File] = []
+              lang: str) -> list[Made]:
+    """Build the files `specs` ask for, each with its description (CPU-bound: call it
+    off the event loop)."""
+    from .alt import archive_alt
+
+    out: list[Made] = []
     with _ONE_AT_A_TIME:
         for spec in specs:
             if spec.get("kind") == FILES_KIND_TIMELINE:
-                made = day_picture(initial, log, int(spec["day"]), lang)
+                made = described_day(initial, log, int(spec["day"]), lang)
                 if made is not None:
                     out.append(made)
             elif spec.get("kind") == FILES_KIND_ARCHIVE:
-                out.append(archive_file(initial, log, lang))
+                name, data = archive_file(initial, log, lang)
+                out.append(Made(name, data, archive_alt(initial.title, lang)))
     return out
 
 
 async def attachments(service: GameService, game_id: int, specs: list[dict[str, Any]],
-                      lang: str) -> list[File]:
+                      lang: str) -> list[Made]:
     """The files `specs` ask for. The archive only for a finished game (NotFinished)."""
     if not specs:
         return []

@@ -43,6 +43,7 @@ from core.storage.budget import GLOBAL_LIMIT
 
 from . import archive as archive_bench
 from . import backends, floor, resume
+from . import balance as balance_bench
 from . import engine as engine_bench
 from . import scale as scale_bench
 from .e2e import Bench, measure
@@ -114,6 +115,8 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
         engine_bench.games_per_second(n, min_games=sizes.engine_min_games,
                                       budget=sizes.engine_budget_s)
         for n in sizes.engine_players]
+    log("balance: the estimate at /game setup, 30 players ...")
+    out["balance"] = balance_bench.balance_estimate(smoke=sizes is SMOKE)
     log("engine: night resolution vs players ...")
     out["engine_night"] = engine_bench.night_scaling(
         sizes.night_players, seeds=sizes.night_seeds, repeat=sizes.night_repeat)
@@ -232,6 +235,10 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                             and not out["rest"]["storm"]},
         "night_growth_linear": {"value": night["apply"]["slope"], "target": "slope <= 1.15",
                                 "met": bool(night["apply"]["linear_or_better"])},
+        "balance_estimate_s": {"value": out["balance"]["seconds"],
+                               "games_per_s": out["balance"]["games_per_s"],
+                               "target": f"< {balance_bench.TARGET_S:g}",
+                               "met": bool(out["balance"]["ok"])},
         "archive_build_s": {"value": out["archive"]["total_s"],
                             "target": f"< {archive_bench.TARGET_S:g}",
                             "met": bool(out["archive"]["ok"])},
@@ -386,6 +393,8 @@ def table(out: dict[str, Any]) -> str:
         f"{_f(sr['loaded_s'], 2)} s; database {_f(sc['db_bytes'] / 2**20, 0)} MiB")
     add("")
     add(archive_bench.table(out["archive"]))
+    add("")
+    add(balance_bench.table(out["balance"]))
     add("")
     add("TARGETS")
     for name, t in out["targets"].items():

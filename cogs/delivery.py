@@ -343,7 +343,8 @@ class Delivery:
         except Exception:
             log.exception("game %s: could not build the files %s", info.id, specs)
             return []
-        return [discord.File(io.BytesIO(data), filename=name) for name, data in made]
+        return [discord.File(io.BytesIO(f.data), filename=f.name, description=f.description)
+                for f in made]
 
     async def public_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         lang = info.language

@@ -233,7 +233,8 @@ async def send_log(interaction: discord.Interaction[MafiaBot], info: GameInfo, *
         await interaction.response.send_message(
             t("desk.log.file", lang, count=len(entries)), ephemeral=True,
             allowed_mentions=no_pings(),
-            file=discord.File(io.BytesIO(text.encode()), filename=f"game-{info.id}-log.txt"))
+            file=discord.File(io.BytesIO(text.encode()), filename=f"game-{info.id}-log.txt",
+                              description=t("alt.master_log", lang, count=len(entries))))
         return
     pages, count = await _log_pages(bot, info, flt, lang)
     last = len(pages) - 1  # opens on the latest page: the master usually wants the news

@@ -10,12 +10,14 @@ from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.access import ChannelKind, game_place_refusal, may_master
+from core.balance import job_for
 from core.errors import ErrorCode, RuleError
 from core.i18n import t
 from core.storage.service import DiscordPatch, OutboxItem
 from core.views import lobby_view
 from core.vocabulary import Options
 
+from . import balance
 from .base import GameCog
 from .ui.components import SignupButton
 from .ui.lobby import SIGNUP_POST, signup_embed
@@ -53,6 +55,13 @@ def refuse_missing(interaction: discord.Interaction[MafiaBot], needed: tuple[str
 
 class Lobby(GameCog):
     game = app_commands.Group(**command_kwargs("game"), guild_only=True)
+
+    def __init__(self, bot: MafiaBot) -> None:
+        super().__init__(bot)
+        self.estimates = balance.Estimates()  # the balance estimates being made
+
+    async def cog_unload(self) -> None:
+        self.estimates.cancel_all()
 
     @game.command(**command_kwargs("game.create"))
     @localized("game.create", "title", "plot", "extra_roles", "currency", "shop", "crypto",
@@ -108,14 +117,18 @@ class Lobby(GameCog):
             warnings.append(t("lobby.setup_lopsided", lang, negatives=event.data["negatives"],
                               players=event.data["players"]))
         await interaction.response.send_message(
-            "\n".join(warnings) or None, embed=reply_embed(event, lang), ephemeral=True,
+            "\n".join([*warnings, t("balance.estimating", lang)]),
+            embed=reply_embed(event, lang), ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none())
+        self.estimates.start(interaction, info.id, interaction.guild_id,
+                             job_for(applied.state), warnings, lang)
 
     @game.command(**command_kwargs("game.options"))
     @localized("game.options", "reveal_roles", "votes_final", "bouncer_self", "dead_write",
                "public_moves", "master_sees_anon", "archive_channels", "graveyard", "language",
                "sergeant_in_police", "inherit_checks", "master_reads_teams",
-               "open_team_channels", "reminder_minutes", "early_night")
+               "open_team_channels", "reminder_minutes", "early_night",
+               "spectators_see_teams")
     @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
                                     Choice(name=L("meta.language_name_en"), value="en")])
     async def options(self, interaction: discord.Interaction[MafiaBot],
@@ -128,7 +141,8 @@ class Lobby(GameCog):
                       master_reads_teams: bool | None = None,
                       open_team_channels: bool | None = None,
                       reminder_minutes: Range[int, 0, 20160] | None = None,
-                      early_night: bool | None = None) -> None:
+                      early_night: bool | None = None,
+                      spectators_see_teams: bool | None = None) -> None:
         info = await self.game_here(interaction)
         given: dict[str, Any] = {
             "reveal_roles": reveal_roles, "votes_final": votes_final,
@@ -138,14 +152,21 @@ class Lobby(GameCog):
             "language": language, "sergeant_in_police": sergeant_in_police,
             "inherit_checks": inherit_checks, "master_reads_teams": master_reads_teams,
             "open_team_channels": open_team_channels,
-            "reminder_minutes": reminder_minutes, "early_night": early_night}
+            "reminder_minutes": reminder_minutes, "early_night": early_night,
+            "spectators_see_teams": spectators_see_teams}
         changes = {k: v for k, v in given.items() if v is not None}
         applied = await self.apply(interaction, info, c.SetOptions, changes=changes)
         if language:
                 await self.service.set_discord(info.id, DiscordPatch(language=language))
+        lang = user_lang(interaction)
+        estimating = not applied.state.started  # the setup can still change: estimate it
         await interaction.response.send_message(
-            embed=signup_embed(lobby_view(applied.state), user_lang(interaction)),
-            ephemeral=True)
+            t("balance.estimating", lang) if estimating else None,
+            embed=signup_embed(lobby_view(applied.state), lang),
+            ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
+        if estimating:
+            self.estimates.start(interaction, info.id, interaction.guild_id,
+                                 job_for(applied.state), [], lang)
 
     @game.command(**command_kwargs("game.join"))
     async def join(self, interaction: discord.Interaction[MafiaBot]) -> None:
@@ -181,6 +202,12 @@ class Lobby(GameCog):
         from . import desk
 
         await desk.standby(interaction, await self.game_here(interaction))
+
+    @game.command(**command_kwargs("game.spectate"))
+    async def spectate(self, interaction: discord.Interaction[MafiaBot]) -> None:
+        from .spectate import spectate
+
+        await spectate(interaction, await self.game_here(interaction))
 
     @game.command(**command_kwargs("game.cancel"))
     async def cancel(self, interaction: discord.Interaction[MafiaBot]) -> None:

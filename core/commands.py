@@ -188,6 +188,15 @@ class Standby(_Cmd):
     handle: str | None = Field(default=None, max_length=100)  # the user's unique name
 
 
+class Spectate(_Cmd):
+    """/game spectate: follow the game without a seat (RULES.md, "Spectators")."""
+
+    kind: Literal["spectate"] = "spectate"
+    name: str = Field(min_length=1, max_length=100)
+    bot: bool = False
+    handle: str | None = Field(default=None, max_length=100)
+
+
 class Bonus(_Cmd):
     """The master's bonus: public now, or secret until the game ends."""
 
@@ -249,6 +258,7 @@ Command = Annotated[
     | Kick
     | Replace
     | Standby
+    | Spectate
     | Bonus
     | Thank
     | Buy

@@ -19,6 +19,7 @@ from core.names import is_blank
 from core.roles import Action, info
 from core.rules import crypto, owing, phases, shop
 from core.rules import night as night_rules
+from core.rules.channels import spectated
 from core.rules.context import Ctx
 from core.rules.cooldown import check_vote_cooldown
 from core.rules.setup import (
@@ -35,6 +36,7 @@ from core.state import (
     Options,
     PhaseKind,
     Player,
+    Spectator,
     Standby,
     VoteMark,
 )
@@ -132,6 +134,13 @@ def _no_bot(bot: bool) -> None:
         raise RuleError(ErrorCode.BOT_CANNOT_PLAY)
 
 
+def _no_spectator(state: GameState, uid: int) -> None:
+    """A spectator has read what no player may know (the dead's talk, maybe the teams'):
+    he can never be seated in the game he follows."""
+    if state.spectating(uid):
+        raise RuleError(ErrorCode.SPECTATOR_CANNOT_PLAY)
+
+
 def _not_over(ctx: Ctx) -> None:
     if ctx.state.over:
         raise RuleError(ErrorCode.GAME_OVER)
@@ -171,6 +180,7 @@ def _join(ctx: Ctx, cmd: c.Join) -> None:
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
         raise RuleError(ErrorCode.ALREADY_JOINED)
+    _no_spectator(s, cmd.by)
     if len(s.players) >= MAX_PLAYERS:
         raise RuleError(ErrorCode.GAME_FULL, max=MAX_PLAYERS)
     s.players.append(Player(uid=cmd.by, name=cmd.name, handle=cmd.handle))
@@ -463,6 +473,7 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
         raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
     if s.player(new) is not None:
         raise RuleError(ErrorCode.ALREADY_JOINED)
+    _no_spectator(s, new)
     s.standby = [x for x in s.standby if x.uid != new]
     _rename_uid(s, cmd.old, new)
     old.name, old.handle = name or str(new), handle
@@ -488,6 +499,7 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
         raise RuleError(ErrorCode.ALREADY_JOINED)
+    _no_spectator(s, cmd.by)
     if any(x.uid == cmd.by for x in s.standby):
         s.standby = [x for x in s.standby if x.uid != cmd.by]
         ctx.emit(EventKind.STANDBY_LEFT, Audience.to(cmd.by), count=len(s.standby))
@@ -499,6 +511,28 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
     s.standby.append(Standby(uid=cmd.by, name=cmd.name, handle=cmd.handle))
     ctx.emit(EventKind.STANDBY_JOINED, Audience.to(cmd.by), count=len(s.standby))
     ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=True, count=len(s.standby))
+
+
+def _spectate(ctx: Ctx, cmd: c.Spectate) -> None:
+    """RULES.md, "Spectators": from the signup until the end, a member who has no seat and
+    is not the master follows the game from the dead players' channel (opened for him if
+    the game has none), and reads the team channels when the master allows it."""
+    _not_over(ctx)
+    s = ctx.state
+    if cmd.by == s.master:
+        raise RuleError(ErrorCode.MASTER_CANNOT_SPECTATE)
+    _no_bot(cmd.bot)
+    if s.player(cmd.by) is not None:
+        raise RuleError(ErrorCode.PLAYER_CANNOT_SPECTATE)
+    if s.spectating(cmd.by):
+        raise RuleError(ErrorCode.ALREADY_SPECTATING)
+    if any(x.uid == cmd.by for x in s.standby):  # watching rules out ever taking a seat
+        s.standby = [x for x in s.standby if x.uid != cmd.by]
+        ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=False,
+                 count=len(s.standby))
+    s.spectators.append(Spectator(uid=cmd.by, name=cmd.name, handle=cmd.handle))
+    for team in spectated(s):
+        phases.emit_team(ctx, team)
 
 
 def _rename_uid(s: GameState, old: int, new: int) -> None:
@@ -655,6 +689,8 @@ def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
             _replace(ctx, cmd)
         case c.Standby():
             _standby(ctx, cmd)
+        case c.Spectate():
+            _spectate(ctx, cmd)
         case c.Bonus():
             _bonus(ctx, cmd)
         case c.Thank():

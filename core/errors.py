@@ -18,6 +18,7 @@ class ErrorCode(StrEnum):
     ALREADY_COVERED = "already_covered"
     ALREADY_EXCLUDED = "already_excluded"
     ALREADY_JOINED = "already_joined"
+    ALREADY_SPECTATING = "already_spectating"
     ALREADY_STARTED = "already_started"
     ALREADY_THANKED = "already_thanked"
     ALREADY_VOTED = "already_voted"
@@ -112,6 +113,9 @@ class ErrorCode(StrEnum):
     WRONG_PHASE = "wrong_phase"
     WRONG_ROLE = "wrong_role"
     YOU_ARE_DEAD = "you_are_dead"
+    MASTER_CANNOT_SPECTATE = "master_cannot_spectate"
+    PLAYER_CANNOT_SPECTATE = "player_cannot_spectate"
+    SPECTATOR_CANNOT_PLAY = "spectator_cannot_play"
 
 
 class RuleError(Exception):

@@ -25,7 +25,7 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
     if master:
         cmds += _master_commands(state)
     if state.phase is PhaseKind.SIGNUP:
-        if seat is None and uid != state.master:
+        if seat is None and uid != state.master and not state.spectating(uid):
             cmds.append("game join")
         elif seat is not None:
             cmds.append("game leave")
@@ -38,6 +38,8 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
         cmds += _player_commands(state, uid)
     if state.options.currency and seat is not None:
         cmds.append("wallet")
+    if seat is None and not master and not state.over and not state.spectating(uid):
+        cmds.append("game spectate")
     return list(dict.fromkeys(cmds + ALWAYS))
 
 

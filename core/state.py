@@ -54,6 +54,9 @@ class Options(BaseModel):
     reminder_minutes: int = Field(default=60, ge=0, le=14 * 24 * 60)
     # The night ends as soon as every living player with a move has given his orders.
     early_night: bool = False
+    # Spectators also read the team channels (clans, police), never writing (RULES.md,
+    # "Spectators"); off: the dead players' channel only.
+    spectators_see_teams: bool = False
 
 
 DeathCause = Literal["hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked"]
@@ -123,6 +126,14 @@ class Standby(BaseModel):
     uid: int
     name: str
     handle: str | None = None  # the user's unique name (look-alike names)
+
+
+class Spectator(BaseModel):
+    """A member following the game without a seat (/game spectate): never seated."""
+
+    uid: int
+    name: str
+    handle: str | None = None
 
 
 class VoteMark(BaseModel):
@@ -232,6 +243,7 @@ class GameState(BaseModel):
     winners: list[Team] = Field(default_factory=list)
     draw: bool = False
     standby: list[Standby] = Field(default_factory=list)  # substitutes, in order of sign-up
+    spectators: list[Spectator] = Field(default_factory=list)  # in order of arrival
     # --- module "Currency" ---------------------------------------------------
     bonuses: list[Bonus] = Field(default_factory=list)
     payouts: list[Payout] = Field(default_factory=list)
@@ -260,6 +272,9 @@ class GameState(BaseModel):
 
     def with_role(self, role: Role, *, alive: bool = True) -> list[Player]:
         return [p for p in self.players if p.role is role and (p.alive or not alive)]
+
+    def spectating(self, uid: int) -> bool:
+        return any(s.uid == uid for s in self.spectators)
 
     def clan_members(self, clan: int) -> list[Player]:
         return [p for p in self.players if p.clan == clan]

@@ -22,7 +22,7 @@ SIGNUP_POST = "signup_post"  # Outbox.kind of the entry that posts the signup bo
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
                  "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard",
-                 "open_team_channels", "early_night")
+                 "open_team_channels", "early_night", "spectators_see_teams")
 
 
 def signup_embed(view: LobbyView, lang: str) -> discord.Embed:

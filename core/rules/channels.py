@@ -35,11 +35,21 @@ def teams(state: GameState) -> dict[Team, list[int]]:
     members = [p.uid for ri in police for p in state.with_role(ri.role, alive=False)]
     if members:
         out[POLICE] = members
-    if state.options.graveyard:  # master option: the dead talk among themselves
+    if state.options.graveyard or state.spectators:  # the dead talk among themselves
         dead = [p.uid for p in state.players if not p.alive]
-        if dead:
+        if dead or state.spectators:  # a spectator opens it (team_access adds him)
             out[GRAVEYARD] = dead
     return out
+
+
+SPECTATED_KINDS = frozenset({TeamKind.CLAN, TeamKind.POLICE})  # with spectators_see_teams
+
+
+def spectated(state: GameState) -> list[Team]:
+    """The channels a spectator reads (RULES.md, "Spectators"): the dead players'
+    channel, and with the master's option the team channels; never a seat's place."""
+    return [team for team in teams(state) if team == GRAVEYARD or (
+        state.options.spectators_see_teams and team.kind in SPECTATED_KINDS)]
 
 
 def team_access(state: GameState, team: str) -> tuple[list[int], list[int]]:
@@ -51,6 +61,13 @@ def team_access(state: GameState, team: str) -> tuple[list[int], list[int]]:
         uid for uid in members
         if (p := state.player(uid)) and (p.alive or state.options.dead_write)
     ]
+    if parsed is not None and parsed in spectated(state):
+        # Spectators talk with the dead (no living player reads their channel); the
+        # team channels, where the living write, they only read.
+        watching = [s.uid for s in state.spectators]
+        members = [*members, *watching]
+        if parsed == GRAVEYARD:
+            writers = [*writers, *watching]
     if state.options.master_reads_teams and members and state.master not in members:
         members = [*members, state.master]  # master option: reads, never writes
     return members, writers

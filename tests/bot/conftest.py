@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
+from cogs import balance
 from tests.bot.helpers import EVERYTHING, Lives, first_life
 from tests.harness import Harness
 
 __all__ = ["EVERYTHING"]  # tests import it from here too
+
+
+@pytest.fixture(autouse=True)
+def small_estimates() -> Iterator[balance.Estimator]:
+    """Every /game setup starts a balance estimate: in tests a small one, in a thread
+    (tests/bot/test_balance.py sizes its own)."""
+    saved = balance.ESTIMATOR
+    balance.ESTIMATOR = balance.Estimator(max_games=10, chunk=5, workers=1, processes=False)
+    try:
+        yield balance.ESTIMATOR
+    finally:
+        balance.ESTIMATOR.close()
+        balance.ESTIMATOR = saved
 
 
 @pytest_asyncio.fixture

@@ -1,0 +1,31 @@
+"""/game spectate: follow a game without a seat (RULES.md, "Spectators").
+
+The rules decide who may and which channels he reads (core.rules.channels.spectated);
+the `team_changed` events they emit carry the new readers and writers, and the outbox
+turns them into the channels' overwrites like any other membership change."""
+
+from __future__ import annotations
+
+import discord
+
+from core import commands as c
+from core.i18n import t
+from core.storage.service import GameInfo
+
+from .ui.markup import user_text
+from .ui.text import user_lang
+from .utils.bot import MafiaBot, is_admin, now
+
+
+async def spectate(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
+    bot = interaction.client
+    applied = await bot.apply(info, c.Spectate(
+        by=interaction.user.id, at=now(), admin=is_admin(interaction),
+        name=interaction.user.display_name[:100], bot=interaction.user.bot,
+        handle=interaction.user.name[:100]))
+    lang = user_lang(interaction)
+    key = "spectate.done_teams" if applied.state.options.spectators_see_teams \
+        else "spectate.done"
+    await interaction.response.send_message(
+        t(key, lang, title=user_text(info.title)), ephemeral=True,
+        allowed_mentions=discord.AllowedMentions.none())
