@@ -276,7 +276,7 @@ async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) ->
     told = next(e for e in applied.events if e.kind in ("standby_joined", "standby_left"))
     key = "desk.standby.joined" if told.kind == "standby_joined" else "desk.standby.left"
     await interaction.response.send_message(
-        t(key, lang, title=info.title, count=told.data["count"]), ephemeral=True)
+        t(key, lang, title=user_text(info.title), count=told.data["count"]), ephemeral=True)
 
 
 async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, old: str,

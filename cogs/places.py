@@ -29,7 +29,7 @@ from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo, GameService
 from core.visibility import Card, card
 
-from .ui.markup import only_role, only_users
+from .ui.markup import only_role, only_users, user_text
 from .ui.render import card_embed, event_embed
 from .ui.text import mention
 from .utils.posting import entry_key, post
@@ -252,7 +252,7 @@ class Places:
                                      ref=entry.ordinal))
         content = mention(holder)
         if opened:
-            content += " " + t("places.welcome", lang, title=info.title[:100])
+            content += " " + t("places.welcome", lang, title=user_text(info.title[:100]))
         try:
             await self._send(thread_id, content, embeds, holder, entry)
         except discord.NotFound as exc:
@@ -263,7 +263,8 @@ class Places:
             self.bot.private_index.pop(thread_id, None)
             await self._patch(info, place_key(seat), None)
             thread_id, _ = await self.ensure_place(info, seat, holder)
-            content = mention(holder) + " " + t("places.welcome", lang, title=info.title[:100])
+            content = mention(holder) + " " + t("places.welcome", lang,
+                                                title=user_text(info.title[:100]))
             await self._send(thread_id, content, embeds, holder, entry)
         self._sent.add(key)
 
