@@ -22,6 +22,7 @@ from core.visibility import PublicView, public_view
 
 from .ui.text import user_lang
 from .utils.bot import MafiaBot, is_admin, now
+from .utils.sight import note_sight
 
 MAX_CHOICES = 25
 
@@ -40,6 +41,7 @@ class GameCog(commands.Cog):
 
     async def apply(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
                     cmd: type[c.Command], **fields: Any) -> Applied:
+        await note_sight(interaction, info)  # a right given during the game: RULES.md §8
         command = c.stamped(cmd(by=interaction.user.id, at=now(), admin=is_admin(interaction),
                                 **fields), info.seen)
         return await self.bot.apply(info, command)

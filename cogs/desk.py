@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import discord
 
 from core import commands as c
-from core.access import may_master, require_master
+from core.access import may_master, records_host, require_master
 from core.desk import (
     PhaseFilter,
     desk_text,
@@ -48,6 +48,7 @@ from .utils.posting import (
     find_marked,
     post,
 )
+from .utils.sight import member_admin, member_sight
 
 log = logging.getLogger(__name__)
 
@@ -207,10 +208,14 @@ def _page_embed(info: GameInfo, pages: list[str], page: int, count: int, lang: s
 
 
 async def _check_master(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
-    """The master's tools are his (core.access decides, players never)."""
+    """The master's tools are his (core.access decides, players never). A stand-in host
+    who reads the log is written down first (engine `Host`): he is never seated."""
     bot = interaction.client
-    require_master(await bot.service.state(info.id), interaction.user.id,
-                   admin=is_admin(interaction))
+    state = await bot.service.state(info.id)
+    require_master(state, interaction.user.id, admin=is_admin(interaction))
+    if records_host(state, interaction.user.id):
+        await bot.apply(info, c.Host(by=interaction.user.id, at=now(),
+                                     admin=is_admin(interaction)))
 
 
 async def send_log(interaction: discord.Interaction[MafiaBot], info: GameInfo, *, file: bool,
@@ -266,12 +271,13 @@ async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) ->
     applied = await bot.apply(info, c.Standby(
         by=interaction.user.id, at=now(), admin=is_admin(interaction),
         name=interaction.user.display_name[:100], bot=interaction.user.bot,
-        handle=interaction.user.name[:100]))
+        handle=interaction.user.name[:100],
+        sight=member_sight(bot, info, interaction.user, interaction.permissions)))
     lang = user_lang(interaction)
     told = next(e for e in applied.events if e.kind in ("standby_joined", "standby_left"))
     key = "desk.standby.joined" if told.kind == "standby_joined" else "desk.standby.left"
     await interaction.response.send_message(
-        t(key, lang, title=info.title, count=told.data["count"]), ephemeral=True)
+        t(key, lang, title=user_text(info.title), count=told.data["count"]), ephemeral=True)
 
 
 async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, old: str,
@@ -288,9 +294,33 @@ async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, ol
         if not waiting.strip().isdigit() or int(waiting) not in names:
             raise RuleError(ErrorCode.UNKNOWN_PLAYER, name=waiting[:50])
         fields |= {"new": int(waiting), "name": names[int(waiting)]}
+    else:
+        waiting_list = standby_list(state)
+        if waiting_list:
+            fields |= {"new": waiting_list[0][0], "name": waiting_list[0][1]}
+    if "new" in fields:  # his rights now, in the game channel (RULES.md §8)
+        member = new if new is not None else await _member(interaction, fields["new"])
+        if member is not None:
+            fields |= {"new_admin": member_admin(member), "handle": member.name[:100],
+                       "new_sight": member_sight(bot, info, member)}
     await bot.apply(info, c.Replace(by=interaction.user.id, at=now(),
                                     admin=is_admin(interaction), **fields))
     await ack(interaction, "master.replaced")
+
+
+async def _member(interaction: discord.Interaction[MafiaBot], uid: int
+                  ) -> discord.Member | None:
+    """A member of the interaction's guild: cached, else fetched; None if he left."""
+    guild = interaction.guild
+    if guild is None:
+        return None
+    member = guild.get_member(uid)
+    if member is not None:
+        return member
+    try:
+        return await guild.fetch_member(uid)
+    except discord.NotFound:
+        return None
 
 
 class StandbyArg(PlayerArg):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import discord
@@ -9,12 +10,12 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.access import ChannelKind, game_place_refusal, may_master
+from core.access import ChannelKind, game_place_refusal, may_master, seated_sight
 from core.balance import job_for
 from core.errors import ErrorCode, RuleError
 from core.i18n import t
 from core.storage.service import DiscordPatch, OutboxItem
-from core.views import lobby_view
+from core.views import lobby_view, seat_uids
 from core.vocabulary import Options
 
 from . import balance
@@ -23,10 +24,11 @@ from .ui.components import SignupButton
 from .ui.lobby import SIGNUP_POST, signup_embed
 from .ui.markup import user_text
 from .ui.render import reply_embed, status_embed
-from .ui.text import L, command_kwargs, guild_lang, localized, user_lang
+from .ui.text import L, command_kwargs, guild_lang, localized, mention, user_lang
 from .utils.actions import join_or_leave
 from .utils.bot import MafiaBot, is_admin
 from .utils.errors import send_error
+from .utils.sight import seat_sights
 
 # The posting permissions are needed to DENY them to the dead in their team channels
 # (a bot can set only the permissions it holds: cogs/overwrites.py). Files and links
@@ -182,13 +184,8 @@ class Lobby(GameCog):
     @localized("game.start", "confirm")
     async def start(self, interaction: discord.Interaction[MafiaBot],
                     confirm: bool = False) -> None:
-        info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
-        if may_master(state, interaction.user.id, admin=is_admin(interaction)):
-            refuse_missing(interaction, REQUIRED_TO_START)
-        await self.apply(interaction, info, c.Start, confirm=confirm)
-        await interaction.response.send_message(t("lobby.started", user_lang(interaction)),
-                                                ephemeral=True)
+        await start_game(self, interaction, await self.game_here(interaction), confirm,
+                         confirm_sight=False)
 
     @game.command(**command_kwargs("game.status"))
     async def status(self, interaction: discord.Interaction[MafiaBot]) -> None:
@@ -217,9 +214,64 @@ class Lobby(GameCog):
                                                 ephemeral=True)
 
 
+async def start_game(cog: GameCog, interaction: discord.Interaction[MafiaBot], info: Any,
+                     confirm: bool, *, confirm_sight: bool) -> None:
+    """/game start, and its "Start anyway" button. Before the deal the master is told
+    which seated players' Discord rights show them the others' places (RULES.md §8), and
+    starts only by confirming; the engine then tells the table publicly."""
+    state = await cog.service.state(info.id)
+    master = may_master(state, interaction.user.id, admin=is_admin(interaction))
+    if master:
+        refuse_missing(interaction, REQUIRED_TO_START)
+    sights = await seat_sights(cog.bot, info, seat_uids(state)) if master else {}
+    seeing = seated_sight(state, sights)
+    lang = user_lang(interaction)
+    if master and seeing and not confirm_sight and not state.started:
+        lines = [t("secrets.sight.head", lang)]
+        lines += [t(f"secrets.sight.{what}", lang, uid=mention(uid))
+                  for uid, what in seeing.items()]
+        lines.append(t("secrets.sight.fix", lang))
+        view = discord.ui.View(timeout=None)
+        view.add_item(StartAnyway(info.id, confirm, t("secrets.sight.confirm", lang)))
+        await interaction.response.send_message(
+            "\n".join(lines), view=view, ephemeral=True,
+            allowed_mentions=discord.AllowedMentions.none())
+        return
+    await cog.apply(interaction, info, c.Start, confirm=confirm, sights=sights,
+                    confirm_sight=confirm_sight)
+    await interaction.response.send_message(t("lobby.started", lang), ephemeral=True)
+
+
+class StartAnyway(discord.ui.DynamicItem[discord.ui.Button[Any]],
+                  template=r"mafia:sightok:(?P<game>\d+):(?P<confirm>[01])"):
+    """The master's confirmation that the game starts although some players can read
+    other seats' places (the rights are worked out again when it is pressed)."""
+
+    def __init__(self, game_id: int, confirm: bool, label: str = "") -> None:
+        super().__init__(discord.ui.Button(
+            label=label or None, style=discord.ButtonStyle.danger,
+            custom_id=f"mafia:sightok:{game_id}:{int(confirm)}"))
+        self.game_id, self.confirm = game_id, confirm
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction[Any], item: Any,
+                             match: re.Match[str]) -> StartAnyway:
+        return cls(int(match["game"]), match["confirm"] == "1")
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        from .ui.components import _guarded
+
+        bot: MafiaBot = interaction.client
+        cog = bot.get_cog("Lobby")
+        assert isinstance(cog, GameCog)
+        info = await bot.service.info(self.game_id)
+        await _guarded(interaction, start_game(cog, interaction, info, self.confirm,
+                                               confirm_sight=True))
+
+
 async def setup(bot: MafiaBot) -> None:
     await bot.add_cog(Lobby(bot))
-    bot.add_dynamic_items(SignupButton)  # join / leave under the signup message
+    bot.add_dynamic_items(SignupButton, StartAnyway)  # join / leave; the start's confirmation
 
 
 __all__ = ["Lobby", "join_or_leave", "send_error"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import discord
@@ -28,7 +29,7 @@ from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo, GameService
 from core.visibility import Card, card
 
-from .ui.markup import only_role, only_users
+from .ui.markup import only_role, only_users, user_text
 from .ui.render import card_embed, event_embed
 from .ui.text import mention
 from .utils.posting import entry_key, post
@@ -201,15 +202,27 @@ class Places:
         return thread_id, True
 
     async def _let_in(self, thread_id: int, uid: int) -> None:
-        """Add a member; a thread Discord archived after a quiet week is opened first
-        (a message opens it by itself, a new member does not)."""
+        await self._in_thread(thread_id, lambda: self.bot.http.add_user_to_thread(
+            thread_id, uid))
+
+    async def _let_out(self, thread_id: int, uid: int) -> None:
+        await self._in_thread(thread_id, lambda: self._ignoring_gone(
+            self.bot.http.remove_user_from_thread(thread_id, uid)))
+
+    async def _in_thread(self, thread_id: int, request: Callable[[], Awaitable[Any]]) -> Any:
+        """One operation on a place, whatever state Discord left it in. Discord archives a
+        private thread after `WEEK` without a post (a quiet citizen may get no news for a
+        week) and then refuses member changes, and posts too when it is locked (50083,
+        "Thread is archived"): the thread is opened (archived and locked off: the bot
+        holds Manage Threads) and the operation made again. Every thread operation of a
+        running game goes through here; only `close` archives and locks on purpose."""
         try:
-            await self.bot.http.add_user_to_thread(thread_id, uid)
+            return await request()
         except discord.HTTPException as exc:
             if exc.code != THREAD_ARCHIVED:
                 raise
-            await self.bot.http.edit_channel(thread_id, archived=False)
-            await self.bot.http.add_user_to_thread(thread_id, uid)
+        await self.bot.http.edit_channel(thread_id, archived=False, locked=False)
+        return await request()
 
     async def push(self, info: GameInfo, entry: OutboxEntry) -> None:
         key = (entry.game_id, entry.ordinal)
@@ -223,7 +236,7 @@ class Places:
             return
         thread_id, opened = await self.ensure_place(info, seat, holder)
         for uid in payload.get("remove", []):
-            await self._ignoring_gone(self.bot.http.remove_user_from_thread(thread_id, uid))
+            await self._let_out(thread_id, uid)
         for uid in payload.get("add", []):
             await self._let_in(thread_id, uid)
         events = [Event.model_validate(e) for e in payload.get("events", [])]
@@ -239,7 +252,7 @@ class Places:
                                      ref=entry.ordinal))
         content = mention(holder)
         if opened:
-            content += " " + t("places.welcome", lang, title=info.title[:100])
+            content += " " + t("places.welcome", lang, title=user_text(info.title[:100]))
         try:
             await self._send(thread_id, content, embeds, holder, entry)
         except discord.NotFound as exc:
@@ -250,7 +263,8 @@ class Places:
             self.bot.private_index.pop(thread_id, None)
             await self._patch(info, place_key(seat), None)
             thread_id, _ = await self.ensure_place(info, seat, holder)
-            content = mention(holder) + " " + t("places.welcome", lang, title=info.title[:100])
+            content = mention(holder) + " " + t("places.welcome", lang,
+                                                title=user_text(info.title[:100]))
             await self._send(thread_id, content, embeds, holder, entry)
         self._sent.add(key)
 
@@ -267,8 +281,9 @@ class Places:
         key = entry_key(entry)
         if await self._seen(thread_id, key, embeds):
             return
-        await post(self.bot.get_partial_messageable(thread_id), key, content=content,
-                   embeds=embeds, mentions=only_users([holder]))
+        await self._in_thread(thread_id, lambda: post(
+            self.bot.get_partial_messageable(thread_id), key, content=content, embeds=embeds,
+            mentions=only_users([holder])))
 
     async def _seen(self, thread_id: int, key: str, embeds: list[discord.Embed]) -> bool:
         """Whether this push is in the thread already: looked up once per thread after a

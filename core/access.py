@@ -68,3 +68,52 @@ def game_place_refusal(kind: ChannelKind, owner: int | None) -> RuleError | None
     if owner is not None:
         return RuleError(ErrorCode.CREATE_HERE_GAME_CHANNEL)
     return None
+
+
+# --- who may take a seat ---------------------------------------------------------------
+# What a member's Discord rights let him read of a game's private places, worked out by
+# the Discord layer in the game channel (cogs/sight.py): "none"; "threads" (Manage
+# Threads there: Discord shows him every private thread of the channel, so every seat's
+# place); "all" (Administrator: every channel and thread of the server).
+Sight = Literal["none", "threads", "all"]
+SIGHT_RANK: dict[str, int] = {"none": 0, "threads": 1, "all": 2}
+
+
+def seat_refusal(state: GameState, uid: int, *, admin: bool, sight: Sight,
+                 named: bool = False) -> RuleError | None:
+    """Why `uid` may not take a seat of this game (join, the standby list, a
+    replacement), or None. "Whoever plays is never a master" in both directions: the
+    master, anyone who may use this game's master tools ("Manage Server", core's
+    `admin`) or has used them (`state.hosts`: he may have read every role) never plays.
+    Nor does a member whose rights show him the other seats' places (RULES.md §8).
+    `named`: the master names him (/master replace), so the words speak of him, not "you".
+    Every refusal rests on what the asker knows: his own rights, his own acts."""
+    if uid == state.master:
+        return RuleError(ErrorCode.MASTER_CANNOT_PLAY)
+    if admin or uid in state.hosts:
+        return RuleError(ErrorCode.HOST_CANNOT_SIT if named else ErrorCode.HOST_CANNOT_PLAY,
+                         target=uid)
+    if sight != "none":
+        return RuleError(ErrorCode.SEES_PLACES_SIT if named else ErrorCode.SEES_PLACES,
+                         target=uid)
+    return None
+
+
+def records_host(state: GameState, uid: int) -> bool:
+    """Whether a master tool used by `uid` must be written down (he is not the master and
+    not yet known to have used them): the Discord layer asks before a read-only tool."""
+    return uid != state.master and uid not in state.hosts
+
+
+def sight_rose(state: GameState, uid: int, sight: Sight) -> bool:
+    """Whether a seated player's rights now show him more of the places than the game has
+    on record (a role given during the game): the table is then told (engine `Sight`)."""
+    p = state.player(uid)
+    if p is None or not p.alive or not state.started or state.over:
+        return False
+    return SIGHT_RANK[sight] > SIGHT_RANK[state.sight.get(uid, "none")]
+
+
+def seated_sight(state: GameState, sights: dict[int, Sight]) -> dict[int, Sight]:
+    """The seated players among `sights` who can read other seats' places."""
+    return {uid: s for uid, s in sights.items() if s != "none" and state.player(uid)}

@@ -47,6 +47,8 @@ class Join(_Cmd):
     name: str = Field(min_length=1, max_length=100)
     bot: bool = False  # the member is a bot account: bots never take a seat
     handle: str | None = Field(default=None, max_length=100)  # the user's unique name
+    # What his Discord rights show him of the private places (core.access.Sight).
+    sight: Literal["none", "threads", "all"] = "none"
 
 
 class Leave(_Cmd):
@@ -68,6 +70,10 @@ class SetOptions(_Cmd):
 class Start(_Cmd):
     kind: Literal["start"] = "start"
     confirm: bool = False  # the master accepts a likely lopsided composition
+    # What each seated player's Discord rights show him of the others' places, worked out
+    # by the Discord layer at the start; the master must accept any but "none".
+    sights: dict[int, Literal["none", "threads", "all"]] = Field(default_factory=dict)
+    confirm_sight: bool = False
 
 
 class Cancel(_Cmd):
@@ -177,6 +183,8 @@ class Replace(_Cmd):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     bot: bool = False  # the substitute is a bot account: refused
     handle: str | None = Field(default=None, max_length=100)
+    new_admin: bool = False  # the substitute may use the master's tools (Manage Server)
+    new_sight: Literal["none", "threads", "all"] = "none"  # core.access.Sight
 
 
 class Standby(_Cmd):
@@ -186,6 +194,22 @@ class Standby(_Cmd):
     name: str = Field(min_length=1, max_length=100)
     bot: bool = False  # a bot account: bots never stand by for a seat
     handle: str | None = Field(default=None, max_length=100)  # the user's unique name
+    sight: Literal["none", "threads", "all"] = "none"  # core.access.Sight
+
+
+class Host(_Cmd):
+    """A read-only master tool (/master log) used by a stand-in host: written down so that
+    he is never seated in this game (core.access.seat_refusal)."""
+
+    kind: Literal["host"] = "host"
+
+
+class Sight(_Cmd):
+    """A seated player's Discord rights were seen to show him more of the other seats'
+    places than the table was told (a role given during the game): tell it."""
+
+    kind: Literal["sight"] = "sight"
+    sight: Literal["threads", "all"]
 
 
 class Spectate(_Cmd):
@@ -265,7 +289,9 @@ Command = Annotated[
     | Cast
     | Anon
     | Whisper
-    | Reveal,
+    | Reveal
+    | Host
+    | Sight,
     Field(discriminator="kind"),
 ]
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import assert_never
 
 from core import commands as c
-from core.access import require_master
+from core.access import SIGHT_RANK, Sight, require_master, seat_refusal, seated_sight
 from core.commands import PHASE_BOUND
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, Event, EventKind
@@ -120,7 +120,17 @@ def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState
 
 # --- guards ------------------------------------------------------------------
 def _master(ctx: Ctx, cmd: c.Command) -> None:
-    require_master(ctx.state, cmd.by, admin=cmd.admin)
+    """The master's tools; a stand-in host who uses them is written down (never seated)."""
+    s = ctx.state
+    require_master(s, cmd.by, admin=cmd.admin)
+    if cmd.by != s.master and cmd.by not in s.hosts:
+        s.hosts.append(cmd.by)
+
+
+def _seat(ctx: Ctx, uid: int, *, admin: bool, sight: Sight, named: bool = False) -> None:
+    refusal = seat_refusal(ctx.state, uid, admin=admin, sight=sight, named=named)
+    if refusal is not None:
+        raise refusal
 
 
 def _text(value: str | None, field: str) -> None:
@@ -175,8 +185,7 @@ def _join(ctx: Ctx, cmd: c.Join) -> None:
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP:
         raise RuleError(ErrorCode.SIGNUP_CLOSED)
-    if cmd.by == s.master:
-        raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
+    _seat(ctx, cmd.by, admin=cmd.admin, sight=cmd.sight)
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
         raise RuleError(ErrorCode.ALREADY_JOINED)
@@ -249,7 +258,33 @@ def _start(ctx: Ctx, cmd: c.Start) -> None:
     comp = composition_for(s.roles_text, len(s.players), extra_roles=s.options.extra_roles)
     if lopsided(comp) and not cmd.confirm:
         raise RuleError(ErrorCode.SETUP_LOPSIDED, negatives=negatives(comp), players=comp.size)
+    seeing = seated_sight(s, cmd.sights)
+    if seeing and not cmd.confirm_sight:
+        raise RuleError(ErrorCode.SIGHT_UNCONFIRMED, count=len(seeing))
+    for p in s.players:  # in seat order: the table is told before the deal
+        if p.uid in seeing:
+            _declare_sight(ctx, p.uid, seeing[p.uid])
     phases.start_game(ctx, cmd.at)
+
+
+def _declare_sight(ctx: Ctx, uid: int, sight: str) -> None:
+    """Tell the table, publicly, that a player can read other seats' places (RULES.md §8:
+    the master accepted it at the start, or a right was given during the game)."""
+    ctx.state.sight[uid] = sight
+    kind = EventKind.SIGHT_ALL if sight == "all" else EventKind.SIGHT_THREADS
+    ctx.emit(kind, uid=uid)
+
+
+def _sight(ctx: Ctx, cmd: c.Sight) -> None:
+    _in_play(ctx)
+    p = _player(ctx, cmd.by)
+    if SIGHT_RANK[cmd.sight] <= SIGHT_RANK[ctx.state.sight.get(p.uid, "none")]:
+        raise RuleError(ErrorCode.NOT_ALLOWED)
+    _declare_sight(ctx, p.uid, cmd.sight)
+
+
+def _host(ctx: Ctx, cmd: c.Host) -> None:
+    _master(ctx, cmd)
 
 
 def _cancel(ctx: Ctx, cmd: c.Cancel) -> None:
@@ -469,12 +504,12 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
         if not s.standby:
             raise RuleError(ErrorCode.STANDBY_EMPTY)
         new, name, handle = s.standby[0].uid, s.standby[0].name, s.standby[0].handle
-    if new == s.master:
-        raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
+    _seat(ctx, new, admin=cmd.new_admin, sight=cmd.new_sight, named=True)
     if s.player(new) is not None:
         raise RuleError(ErrorCode.ALREADY_JOINED)
     _no_spectator(s, new)
     s.standby = [x for x in s.standby if x.uid != new]
+    s.sight.pop(cmd.old, None)  # what the table was told was about the member who leaves
     _rename_uid(s, cmd.old, new)
     old.name, old.handle = name or str(new), handle
     ctx.emit(EventKind.REPLACED, old=cmd.old, new=new)
@@ -494,8 +529,6 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
     """Anyone outside the game may offer to substitute while it runs (and withdraw)."""
     _in_play(ctx)
     s = ctx.state
-    if cmd.by == s.master:
-        raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
         raise RuleError(ErrorCode.ALREADY_JOINED)
@@ -506,6 +539,7 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
         ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=False,
                  count=len(s.standby))
         return
+    _seat(ctx, cmd.by, admin=cmd.admin, sight=cmd.sight)
     if len(s.standby) >= MAX_STANDBY:
         raise RuleError(ErrorCode.STANDBY_FULL, max=MAX_STANDBY)
     s.standby.append(Standby(uid=cmd.by, name=cmd.name, handle=cmd.handle))
@@ -705,6 +739,10 @@ def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
             _whisper(ctx, cmd)
         case c.Reveal():
             _reveal(ctx, cmd)
+        case c.Host():
+            _host(ctx, cmd)
+        case c.Sight():
+            _sight(ctx, cmd)
         case _:
             assert_never(cmd)
 

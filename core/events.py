@@ -83,6 +83,8 @@ class EventKind(StrEnum):
     ROLES_SET = "roles_set"
     SEAT_TAKEN = "seat_taken"
     SHOT_DONE = "shot_done"
+    SIGHT_ALL = "sight_all"
+    SIGHT_THREADS = "sight_threads"
     SPELL_BLOCKED = "spell_blocked"
     SPELL_CAST = "spell_cast"
     SPELL_ON_YOU = "spell_on_you"

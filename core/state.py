@@ -244,6 +244,11 @@ class GameState(BaseModel):
     draw: bool = False
     standby: list[Standby] = Field(default_factory=list)  # substitutes, in order of sign-up
     spectators: list[Spectator] = Field(default_factory=list)  # in order of arrival
+    # Members other than the master who used this game's master tools: never seated.
+    hosts: list[int] = Field(default_factory=list)
+    # Seated players whose Discord rights show them other seats' places, as the table
+    # was told ("threads" or "all", core.access.Sight).
+    sight: dict[int, str] = Field(default_factory=dict)
     # --- module "Currency" ---------------------------------------------------
     bonuses: list[Bonus] = Field(default_factory=list)
     payouts: list[Payout] = Field(default_factory=list)

@@ -183,13 +183,19 @@ def tally_rows(state: GameState) -> list[TallyRow]:
     t = tally(state)
     void = voided(state)
     standing = current_votes(state)
+    # A living target whose every vote weighs nothing (voided by Sleep or Silence, an
+    # excluded ghost's) still has his row, at 0, after the counted ones (RULES.md §6):
+    # the tally has no count for him, but the votes stand and the voters did vote.
+    order = t.order + list(dict.fromkeys(
+        m.target for m in sorted(standing.values(), key=lambda m: m.seq)
+        if m.target is not None and m.target not in t.totals and _alive(state, m.target)))
     rows = []
-    for target in t.order:
+    for target in order:
         voters = [
             (m.voter, mark_weight(state, m, void), not _alive(state, m.voter))
             for m in sorted(standing.values(), key=lambda m: m.seq) if m.target == target
         ]
-        rows.append(TallyRow(target=target, halves=t.totals[target], voters=voters))
+        rows.append(TallyRow(target=target, halves=t.totals.get(target, 0), voters=voters))
     return rows
 
 

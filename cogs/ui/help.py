@@ -10,6 +10,8 @@ from core.i18n import has_key, t
 from core.narrate import role_name
 from core.vocabulary import Role
 
+from .markup import user_text
+
 COLOUR = discord.Colour.blurple()
 
 
@@ -40,7 +42,7 @@ def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
                 ) -> list[discord.Embed]:
     """The reader's help: the game in plain words, what to do now, the commands."""
     if g.has_game:
-        head = discord.Embed(title=t("help.game", lang, title=g.title), colour=COLOUR,
+        head = discord.Embed(title=t("help.game", lang, title=user_text(g.title)), colour=COLOUR,
                              description=t("help.intro", lang))
         assert g.phase is not None
         head.add_field(name=t("help.field.phase", lang),

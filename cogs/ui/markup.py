@@ -23,6 +23,9 @@ import discord
 USER_TEXT_KEYS = frozenset({"text", "story", "stories", "reason", "title", "plot", "name",
                             "names"})
 _MASS_PING = re.compile(r"@(everyone|here)")
+# A mention typed as its raw form (`<@id>`, `<@&role>`, `<#channel>`, `</cmd:id>`) would
+# render as a name or a link under the bot's name: escaped, it shows as typed.
+_RAW_MENTION = re.compile(r"<(?=[@#/]|a?:\w+:\d+>|t:\d+)")
 # A bare URL stays as typed (escaping inside it would break it; a bare URL shows where it
 # goes, so it is no disguise). It stops at brackets so that none escapes the escaping.
 _URL = re.compile(r"(?:https?|steam)://[^\s<>\[\]()]+")
@@ -40,7 +43,8 @@ def _escape(text: str) -> str:
 def user_text(text: str) -> str:
     """`text` as literal words: every Markdown mark escaped (masked links, emphasis,
     code, spoilers, headings, quotes, lists; Discord shows an escaped mark as the mark
-    itself), bare URLs left intact, @everyone/@here defused. discord.utils.escape_markdown
+    itself), bare URLs left intact, @everyone/@here and raw mentions (`<@id>`) defused.
+    discord.utils.escape_markdown
     is not enough: with two masked links on one line it escapes only the first bracket."""
     out: list[str] = []
     last = 0
@@ -49,7 +53,7 @@ def user_text(text: str) -> str:
         out.append(url.group(0))
         last = url.end()
     out.append(_escape(text[last:]))
-    return _MASS_PING.sub("@\u200b\\1", "".join(out))
+    return _RAW_MENTION.sub(r"\\<", _MASS_PING.sub("@\u200b\\1", "".join(out)))
 
 
 def user_data(data: dict[str, Any]) -> dict[str, Any]:

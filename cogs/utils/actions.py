@@ -14,7 +14,8 @@ from core.visibility import card
 from ..ui.markup import user_text
 from ..ui.render import card_embed, reply_embed
 from ..ui.text import user_lang
-from .bot import MafiaBot, now
+from .bot import MafiaBot, is_admin, now
+from .sight import member_sight, note_sight
 
 
 async def send_card(interaction: discord.Interaction[MafiaBot], game_id: int) -> None:
@@ -34,7 +35,9 @@ async def join_or_leave(interaction: discord.Interaction[MafiaBot], game_id: int
     if action == "join":
         name = getattr(interaction.user, "display_name", interaction.user.name)
         cmd = c.Join(by=interaction.user.id, at=now(), name=name[:100],
-                     bot=interaction.user.bot, handle=interaction.user.name[:100])
+                     bot=interaction.user.bot, handle=interaction.user.name[:100],
+                     admin=is_admin(interaction),
+                     sight=member_sight(bot, info, interaction.user, interaction.permissions))
     else:
         cmd = c.Leave(by=interaction.user.id, at=now())
     applied = await bot.apply(info, cmd)
@@ -52,6 +55,7 @@ async def cast_vote(interaction: discord.Interaction[MafiaBot], game_id: int, ta
     announcement's menu (`day`); the outbox posts the vote."""
     bot = interaction.client
     info = await bot.service.info(game_id)
+    await note_sight(interaction, info)
     if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
         seen = menu_seen(await bot.service.state(game_id), day)
     perms = interaction.permissions

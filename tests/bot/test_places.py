@@ -392,7 +392,50 @@ async def test_a_substitute_is_let_into_a_place_discord_archived(h: Harness) -> 
     await t.settle()
     await assert_private(h, t, sub.id)
     opened = [c.json for c in h.requests_to("PATCH /channels/{channel_id}", channel_id=thread)]
-    assert opened == [{"archived": False}]
+    assert opened == [{"archived": False, "locked": False}]
+
+
+WEEK_S = 7 * 24 * 3600
+
+
+@pytest.mark.parametrize("locked", [False, True], ids=["archived", "locked"])
+async def test_replacing_the_holder_of_a_place_archived_after_a_quiet_week(
+        h: Harness, locked: bool) -> None:
+    """N3: Discord archives a private thread a week after its last post (and an admin may
+    lock it): /master replace must still take the old holder out and let the substitute
+    in, and his card reach him there, with nothing parked."""
+    t = await started(h)
+    old = (await t.holders(Role.CITIZEN))[0]
+    thread = await place(t, old.id)
+    h.world.pass_time(WEEK_S + 60)
+    assert h.world.idle_archive(thread)  # what Discord did during the quiet week
+    meta = h.world.channels[thread]["thread_metadata"]
+    assert meta["archived"] and meta["auto_archive_duration"] == 10080
+    meta["locked"] = locked
+    sub = h.add_member("Sub", locale="en-US")
+    t.players.append(sub)
+    res = await t.do(t.master, "master replace", old=str(old.id), new=str(sub.id))
+    assert res.ephemeral, res.text
+    await t.settle()
+    assert h.world.thread_members[thread] == {sub.id, t.master.id, h.world.bot_id}
+    assert viewers(h, t, thread) == {sub.id, t.master.id}
+    assert sub.mention in pushes(h, thread)[-1].text
+    assert not (await Outbox.filter(game_id=t.game_id, status=PENDING).count())
+
+
+async def test_a_push_into_a_place_locked_by_an_admin_gets_through(h: Harness) -> None:
+    """A message opens an archived thread by itself, but not a locked one (50083)."""
+    t = await started(h)
+    victim = (await t.holders(Role.CITIZEN))[0]
+    thread = await place(t, victim.id)
+    h.world.pass_time(WEEK_S + 60)
+    h.world.idle_archive(thread)
+    h.world.channels[thread]["thread_metadata"]["locked"] = True
+    n = len(pushes(h, thread))
+    assert (await t.do(t.master, "master kick", player=str(victim.id))).ephemeral
+    await t.settle()
+    assert len(pushes(h, thread)) == n + 1
+    assert not (await Outbox.filter(game_id=t.game_id, status=PENDING).count())
 
 
 async def test_a_cancelled_game_deletes_its_role_and_places_with_its_channels(

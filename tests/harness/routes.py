@@ -100,7 +100,13 @@ class RestApi:
 
     def _channel_in_guild(self, c: Captured) -> tuple[int, dict[str, Any]]:
         cid = _i(c, "channel_id")
-        return cid, self.world.channel(cid)
+        ch = self.world.channel(cid)
+        self.world.idle_archive(cid)  # a quiet thread archived while nobody looked
+        return cid, ch
+
+    @staticmethod
+    def _archived(ch: dict[str, Any]) -> bool:
+        return bool(ch["type"] in THREAD_TYPES and ch["thread_metadata"]["archived"])
 
     def _require_visible(self, channel_id: int) -> None:
         ch = self.world.channel(channel_id)
@@ -452,6 +458,8 @@ class RestApi:
         self._require_manage(cid, ch)
         body = _body(c)
         gid = int(ch["guild_id"])
+        if self._archived(ch) and set(body) - {"archived", "locked"}:
+            raise ApiError(400, 50083, "Thread is archived")  # open it first
         if "permission_overwrites" in body:
             self.world.require_channel(cid, perms.MANAGE_ROLES)
             self.world.require_overwrite_grantable(gid, body["permission_overwrites"] or [])
@@ -475,9 +483,14 @@ class RestApi:
                 ch[key] = body[key]
         if ch["type"] in THREAD_TYPES:
             meta = ch["thread_metadata"]
+            if body.get("archived") is False and meta["locked"] and body.get("locked", True) \
+                    and not self.world.bot_channel_permissions(cid) & perms.MANAGE_THREADS:
+                raise missing_permissions()
             for key in ("archived", "locked", "auto_archive_duration", "invitable"):
                 if key in body:
                     meta[key] = body[key]
+            if body.get("archived") is False:
+                self.world.thread_activity(cid)
         self._emit_channel("CHANNEL_UPDATE", cid)
         return self.world.channel_payload(cid)
 
@@ -560,6 +573,13 @@ class RestApi:
         files = _files(c)
         self._require_send(cid, ch, files=bool(files))
         validate_message_body(body, has_files=bool(files), editing=False)
+        if self._archived(ch):
+            # a message opens an archived thread, unless it is locked (Discord: only
+            # Manage Threads may open a locked one, and a message does not)
+            if ch["thread_metadata"]["locked"]:
+                raise ApiError(400, 50083, "Thread is archived")
+            ch["thread_metadata"]["archived"] = False
+            self._emit_channel("THREAD_UPDATE", cid)
         # enforce_nonce: a nonce already used by this author here within Discord's window
         # returns that message, and no new one is created
         nonce = body.get("nonce")
@@ -781,6 +801,8 @@ class RestApi:
         gid = int(ch["guild_id"])
         self.world.member(gid, uid)
         members = self.world.thread_members.setdefault(cid, set())
+        if self._archived(ch):
+            raise ApiError(400, 50083, "Thread is archived")
         if uid != self.world.bot_id:
             self.world.require_channel(cid, perms.SEND_MESSAGES)
             if c.method == "DELETE":

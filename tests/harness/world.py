@@ -614,6 +614,10 @@ class FakeWorld:
         # monotonic time). Discord keeps them "for a few minutes" (nonce_window seconds).
         self.nonces: dict[tuple[int, int, str], tuple[int, float]] = {}
         self.nonce_window = 300.0
+        # Threads: when each was last active (created, posted in, opened), on `clock`.
+        # Discord archives a thread `auto_archive_duration` minutes after its last
+        # activity; the fake does it when the thread is next touched (`idle_archive`).
+        self.thread_active: dict[int, float] = {}
         #: Discord's rate limits, on by default (tests/harness/ratelimits.py): a test may
         #: set ``world.ratelimits.enabled = False`` or change a limit, and assert
         #: ``world.ratelimits.limited == 0``.
@@ -626,6 +630,28 @@ class FakeWorld:
     def clock(self) -> float:
         """Discord's time in the fake (monotonic seconds, moved on by skipped waits)."""
         return self.ratelimits.clock()
+
+    def pass_time(self, seconds: float) -> None:
+        """Move Discord's clock on (a quiet week in a test: threads then archive)."""
+        self.ratelimits.clock.at_least(self.clock() + seconds)
+
+    def thread_activity(self, thread_id: int) -> None:
+        self.thread_active[thread_id] = self.clock()
+
+    def idle_archive(self, channel_id: int) -> bool:
+        """Archive a thread idle for its auto-archive duration, as Discord does (emits
+        THREAD_UPDATE); whether it did."""
+        ch = self.channels.get(channel_id)
+        if ch is None or ch["type"] not in THREAD_TYPES:
+            return False
+        meta = ch["thread_metadata"]
+        last = self.thread_active.setdefault(channel_id, self.clock())
+        if meta["archived"] or self.clock() - last < 60 * int(meta["auto_archive_duration"]):
+            return False
+        meta["archived"] = True
+        meta["archive_timestamp"] = iso_now()
+        self.emit("THREAD_UPDATE", self.channel_payload(channel_id))
+        return True
 
     # ---------------------------------------------------------------- events
 
@@ -1161,6 +1187,7 @@ class FakeWorld:
         )
         self.channels[ref.id].pop("permission_overwrites", None)
         self.thread_members[ref.id] = {owner_id}
+        self.thread_activity(ref.id)
         return ref
 
     # ---------------------------------------------------------------- messages
@@ -1300,6 +1327,7 @@ class FakeWorld:
         if ephemeral_for is None:
             ch["last_message_id"] = str(mid)
             if ch["type"] in THREAD_TYPES:
+                self.thread_activity(channel_id)
                 ch["message_count"] = int(ch.get("message_count", 0)) + 1
                 ch["total_message_sent"] = int(ch.get("total_message_sent", 0)) + 1
         return stored

@@ -1,0 +1,86 @@
+"""What a member's Discord rights let him read of a game's private places (RULES.md §8,
+"Who can read the private places").
+
+Discord shows every private thread of a channel to the members who hold Manage Threads
+there, and everything to Administrators: the seats' places (private threads of the game
+channel) are then open to them. This module only works the rights out, in the game
+channel, as discord.py resolves them (`channel.permissions_for(member)`: the member's
+roles and the channel's overwrites); what follows from them is core's rule
+(core.access.seat_refusal, the engine's `Start` and `Sight`).
+
+The bot asks for no privileged intent, so it does not see GUILD_MEMBER_UPDATE: a right
+given during the game is seen at the member's next interaction with the game (every
+command and button goes through `note_sight`), at /master replace, and at /game start.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+
+from core import commands as c
+from core.access import Sight, sight_rose
+from core.storage.service import GameInfo
+
+from .bot import MafiaBot, now
+
+log = logging.getLogger(__name__)
+
+
+def sight_of(perms: discord.Permissions) -> Sight:
+    if perms.administrator:
+        return "all"
+    if perms.manage_threads:
+        return "threads"
+    return "none"
+
+
+def member_sight(bot: MafiaBot, info: GameInfo, member: discord.abc.User,
+                 fallback: discord.Permissions | None = None) -> Sight:
+    """`member`'s sight in the game channel; `fallback` (the interaction's permissions,
+    in the channel it was used in) when the channel or the member's roles are unknown."""
+    channel = bot.get_channel(info.channel_id)
+    if isinstance(member, discord.Member) and isinstance(channel, discord.abc.GuildChannel):
+        return sight_of(channel.permissions_for(member))
+    return sight_of(fallback) if fallback is not None else "none"
+
+
+def member_admin(member: discord.abc.User) -> bool:
+    """The member may use master tools (what cogs.utils.bot.is_admin says of a caller)."""
+    if not isinstance(member, discord.Member):
+        return False
+    perms = member.guild_permissions
+    return bool(perms.manage_guild or perms.administrator)
+
+
+async def seat_sights(bot: MafiaBot, info: GameInfo, uids: list[int]) -> dict[int, Sight]:
+    """Every seated player's sight now (at /game start): from the member cache, else
+    fetched (one request a player not in the cache; a member gone from the guild reads
+    nothing)."""
+    guild = bot.get_guild(info.guild_id)
+    out: dict[int, Sight] = {}
+    if guild is None:
+        return out
+    for uid in uids:
+        member = guild.get_member(uid)
+        if member is None:
+            try:
+                member = await guild.fetch_member(uid)
+            except discord.NotFound:
+                continue
+        out[uid] = member_sight(bot, info, member)
+    return out
+
+
+async def note_sight(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
+    """A seated player whose rights now show him more than the table was told (a role
+    given during the game): the engine tells the table before his command is applied."""
+    bot = interaction.client
+    state = await bot.service.state(info.id)
+    if state.player(interaction.user.id) is None:
+        return
+    sight = member_sight(bot, info, interaction.user, interaction.permissions)
+    if sight == "none" or not sight_rose(state, interaction.user.id, sight):
+        return
+    await bot.apply(info, c.Sight(by=interaction.user.id, at=now(), sight=sight))
