@@ -73,3 +73,32 @@ async def test_removing_the_days_leader_is_explained_on_the_desk_only(h: Harness
                            for e in m.embeds)
     assert h.visible_channels(t.master).can_view(desk.id)
     assert not any(h.visible_channels(p).can_view(desk.id) for p in t.players)
+
+
+async def test_the_clan_is_told_when_the_move_passes_and_the_next_mafioso_orders(
+        h: Harness) -> None:
+    """N19 (issue 33): «ночные ходы выполняют в порядке нумерации за вычетом погибших» —
+    the acting mafioso removed during his night: the clan's channel says who acts now, and
+    he may order."""
+    t = await open_table(h, 8, roles="mafioso x2; investigator; bouncer")
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    state = await t.state()
+    first = state.clans[0].acting
+    second = next(p.uid for p in state.players if p.clan == 1 and p.uid != first)
+    victim = next(p.uid for p in state.living() if p.clan is None)
+    refused = await t.do(t.member(second), "night", target=str(victim))
+    assert refused.ephemeral and not (await t.state()).orders  # not his turn yet
+    res = await t.do(t.master, "master kick", player=str(first))
+    assert res.ephemeral, res.text
+    await t.settle()
+    clan = h.channel_named(tr("channel.clan", "ru", number=1))
+    told = tr("event.clan_turn_passed", "ru", passed=f"<@{first}>", night=0,
+              actor=f"<@{second}>")
+    assert any(told in e.get("description", "") for m in h.messages_in(clan.id)
+               for e in m.embeds)
+    assert not any(told in e.get("description", "") for m in h.messages_in(t.channel)
+                   for e in m.embeds)
+    res = await t.do(t.member(second), "night", target=str(victim))
+    assert res.ephemeral and [o.actor for o in (await t.state()).orders] == [second]
