@@ -46,6 +46,15 @@ def when(value: datetime | str | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _clock(at: datetime | None, start: datetime | None) -> str:
+    """A vote's moment within its day: to the second (votes often share a minute), the
+    date only past the day's first date (the day's heading gives it)."""
+    if at is None:
+        return "—"
+    same_day = start is None or at.date() == start.date()
+    return at.strftime("%H:%M:%S" if same_day else "%d.%m %H:%M:%S")
+
+
 def render(record: GameRecord, lang: str) -> str:
     return render_template("archive.html.j2", r=record, v=Reader(record, lang),
                            sections=SECTIONS)
@@ -59,8 +68,11 @@ def bold_parts(text: str) -> Parts:
 
 @dataclass(frozen=True, slots=True)
 class VoteRow:
+    """A line of the day's votes table: the chart in words, for screen readers and search."""
+
     seq: int
-    at: str
+    at: str  # UTC, to the second
+    iso: str  # the moment for machines (<time datetime>)
     voter: str
     what: str
     void: bool
@@ -167,7 +179,8 @@ class Reader:
     # --- days ----------------------------------------------------------------------
 
     def chart(self, tl: DayTimeline) -> Chart:
-        return chart(tl, self.name, self.lang)
+        """The day's chart, described for a screen reader by the votes' table beside it."""
+        return chart(tl, self.name, self.lang, described_by=f"votes-{tl.day}")
 
     def day_times(self, tl: DayTimeline) -> str:
         return self.t("archive.html.day_times", start=when(tl.start),
@@ -192,7 +205,9 @@ class Reader:
             if step.seq == tl.hammer_seq:
                 notes.append(self.t("archive.html.hammer"))
             weight = votes(step.weight, self.lang) if step.target is not None else "—"
-            rows.append(VoteRow(seq=step.seq, at=when(step.at), voter=self.name(step.voter),
+            rows.append(VoteRow(seq=step.seq, at=_clock(step.at, tl.start),
+                                iso=step.at.isoformat() if step.at else "",
+                                voter=self.name(step.voter),
                                 what=what, void=step.void, weight=weight,
                                 note="; ".join(notes)))
         return rows

@@ -73,6 +73,7 @@ class Chart:
     lines: list[Line] = field(default_factory=list)  # in drawing order: the first last
     hammer: Hammer | None = None
     empty: str | None = None  # "No votes this day"
+    described_by: str | None = None  # the id of the votes' table, in the archive
 
 
 class _Scale:
@@ -92,7 +93,9 @@ class _Scale:
         return BOTTOM - (BOTTOM - TOP) * votes / self.ymax
 
 
-def chart(tl: DayTimeline, names: Names, lang: str) -> Chart:
+def chart(tl: DayTimeline, names: Names, lang: str, described_by: str | None = None
+          ) -> Chart:
+    """The chart measured; `described_by`: the element that says it in words."""
     s = _Scale(tl)
     deadline = None
     if tl.deadline is not None:
@@ -102,7 +105,8 @@ def chart(tl: DayTimeline, names: Names, lang: str) -> Chart:
                  time_label=t("archive.chart.time", lang), grid=_grid(s), ticks=_ticks(s),
                  deadline=deadline, lines=_lines(tl, s, names, lang),
                  hammer=_hammer(tl, s, names, lang),
-                 empty=None if tl.steps else t("archive.chart.no_votes", lang))
+                 empty=None if tl.steps else t("archive.chart.no_votes", lang),
+                 described_by=described_by)
 
 
 def timeline_svg(tl: DayTimeline, names: Names, lang: str) -> str:
