@@ -24,6 +24,8 @@ from core.state import GameState
 from core.storage.archive import finished_input, initial_and_log
 from core.storage.service import GameService
 
+from .html import render
+
 File = tuple[str, bytes]
 # matplotlib's own caches (fonts, text layout) are not meant for concurrent use: one
 # build at a time (two games ending together wait their turn, off the event loop).
@@ -42,8 +44,6 @@ def day_picture(initial: GameState, log: list[LogRow], day: int, lang: str) -> F
 
 
 def archive_file(initial: GameState, log: list[LogRow], lang: str) -> File:
-    from .html import render
-
     html = render(build(initial, log), lang)
     return f"{slug(initial.title)}-archive.html", html.encode()
 

@@ -17,8 +17,8 @@ from typing import ClassVar
 from core.i18n import t
 from core.timeline import DayTimeline
 
+from .layout import ranked, span
 from .palette import OKABE_ITO, SHOWN, SVG_DASHES
-from .picture import ranked, span
 from .templating import render_template
 
 Names = Callable[[int], str]

@@ -16,6 +16,7 @@ from aiohttp import web
 from core.archive import NotFinished
 from core.i18n import normalize_locale, t
 from core.storage.archive import finished_games, finished_input
+from core.storage.db import close_db, init_db
 from core.storage.service import GameNotFound, GameService
 
 from .build import archive_file
@@ -63,8 +64,6 @@ def make_app(service: GameService | None = None, lang: str = "en") -> web.Applic
 
 
 async def serve(url: str, host: str, port: int, lang: str) -> None:
-    from core.storage.db import close_db, init_db
-
     await init_db(url)
     runner = web.AppRunner(make_app(lang=lang))
     await runner.setup()

@@ -266,3 +266,16 @@ def test_no_template_or_module_opts_out_of_escaping() -> None:
         for bad in ("Markup(", "markupsafe", "|safe", "| safe", "autoescape false",
                     "autoescape=False", "html.escape", "from html import"):
             assert bad not in text, f"{path.name}: {bad}"
+
+
+def test_the_html_archive_needs_no_matplotlib() -> None:
+    """The page, the site and the bot's import of archive.build load no matplotlib: only
+    the PNG pictures do, in the worker that draws them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, archive.build, archive.html, archive.web; "
+            "print('matplotlib' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert run.stdout.strip() == "False", run.stderr

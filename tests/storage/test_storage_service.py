@@ -279,10 +279,3 @@ async def test_schema_is_migrated_once_and_models_match_migrations(storage_url: 
         assert changes == [], "models changed without a migration: run makemigrations"
     finally:
         await close_db()
-
-
-async def test_guild_language(game_service: GameService) -> None:
-    assert await game_service.guild_language(5) == "ru"
-    await game_service.set_guild_language(5, "en")
-    await game_service.set_guild_language(5, "en")
-    assert await game_service.guild_language(5) == "en"
