@@ -437,6 +437,12 @@ class GameService:
             raise ReplayMismatch(f"game {game_id}: stored state differs from its replay")
         return replayed
 
+    @property
+    def cache(self) -> Slots:
+        """The games' locks and cached states (core/storage/cache.py), for tests and the
+        bench to look at: what is kept, what was evicted, who waits for a game."""
+        return self._slot
+
     # --- internals -------------------------------------------------------------
     def forget(self, game_id: int | None = None) -> None:
         """Drop cached states (all, or one game's) so the next access reads the database."""

@@ -64,7 +64,7 @@ async def to_night_one(h: Harness) -> Table:
 
 
 def lock_of(t: Table) -> asyncio.Lock:
-    return t.bot.service._slot(t.game_id).lock
+    return t.bot.service.cache(t.game_id).lock
 
 
 def waiters(lock: asyncio.Lock) -> int:

@@ -119,7 +119,7 @@ async def test_failed_commit_writes_nothing_and_drops_the_cache(
     with pytest.raises(OSError):
         await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert await dump_tables() == before
-    assert svc._slots[gid].state is None  # the next command re-reads the database
+    assert svc.cache.slots[gid].state is None  # the next command re-reads the database
     monkeypatch.setattr(statements, "run_script", real)
     applied = await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert applied.seq == 7 and (await svc.state(gid)).player(300) is not None
