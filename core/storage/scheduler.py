@@ -110,6 +110,11 @@ class DeadlineScheduler:
         """A deadline's Advance is being applied right now."""
         return bool(self._firing)
 
+    @property
+    def reminding(self) -> bool:
+        """A scheduled Remind is being applied right now."""
+        return bool(self._reminding)
+
     async def _run(self) -> None:
         while True:
             self._wake.clear()
