@@ -24,6 +24,8 @@ from core.state import GameState
 from core.storage.archive import finished_input, initial_and_log
 from core.storage.service import GameService
 
+from .html import render
+
 File = tuple[str, bytes]
 
 
@@ -63,8 +65,6 @@ def described_day(initial: GameState, log: list[LogRow], day: int, lang: str) ->
 
 
 def archive_file(initial: GameState, log: list[LogRow], lang: str) -> File:
-    from .html import render
-
     html = render(build(initial, log), lang)
     return f"{slug(initial.title)}-archive.html", html.encode()
 

@@ -5,56 +5,37 @@ image, so it opens offline and can be shared as it is. It reads fully without
 JavaScript; the script only drives the "hide roles" toggle, which hides every
 element marked `secret` (roles, teams, the private channels, the nights, the
 hidden traffic) so a reader can step through the days without spoilers.
-Every text that came from a user (names, stories, whispers, reasons, the
-title) is escaped.
+
+The markup is templates/archive.html.j2; this module only answers its questions
+(`Reader`) in plain text. The template escapes every answer (autoescape), so user
+text (names, stories, whispers, reasons, the title) and catalogue text alike are
+text on the page, whatever a template forgets.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
-from html import escape
+from typing import Any
 
-from core.archive import DayArchive, FeedLine, GameRecord, NightArchive, PayLine, Secret
+from core.archive import GameRecord, PayLine, PlayerRow, Secret
 from core.desk import DESK_ONLY, desk_text
 from core.events import Event
 from core.i18n import has_key, t
 from core.narrate import describe, item_name, role_name, team_name, votes
 from core.rules.items import ware
 from core.team import Team
+from core.timeline import DayTimeline
 
-from .svg import timeline_svg
-
-STYLE = """
-body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
-max-width:1100px;padding:0 16px 48px;color:#1b1b1b;background:#fafafa}
-h1{margin:18px 0 4px}h2{border-bottom:2px solid #ccc;margin-top:36px}
-table{border-collapse:collapse;margin:8px 0;background:#fff}
-td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f0f0f0}.muted{color:#666}.win{font-weight:bold}
-.feed p{margin:4px 0;padding:4px 8px;background:#fff;border-left:4px solid #0072B2;
-white-space:pre-wrap}.feed p.team{border-left-color:#D55E00;background:#fff7f0}
-.when{color:#666;font-size:12px;margin-right:8px}.where{font-size:12px;color:#D55E00;
-margin-right:8px}.chart{max-width:100%;height:auto;display:block}
-nav a{margin-right:12px}#toggle{font-size:15px;padding:4px 12px;margin:8px 0}
-.ph{display:none;color:#999;font-style:italic}
-body.hide-roles .secret{display:none!important}body.hide-roles .ph{display:inline}
-del{color:#999}
-"""
-
-SCRIPT = """
-(function(){var b=document.getElementById('toggle');b.hidden=false;
-b.addEventListener('click',function(){var h=document.body.classList.toggle('hide-roles');
-b.textContent=h?b.dataset.show:b.dataset.hide;b.setAttribute('aria-pressed',h);});})();
-"""
+from .svg import Chart, chart
+from .templating import render_template
 
 Names = Callable[[int], str]
+Parts = list[tuple[str, bool]]  # a text in pieces, each bold or not (Markdown's **bold**)
+SECTIONS = ("setup", "players", "feed", "days", "nights", "secrets", "payouts")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
-
-
-def e(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def when(value: datetime | str | None) -> str:
@@ -65,315 +46,238 @@ def when(value: datetime | str | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _clock(at: datetime | None, start: datetime | None) -> str:
+    """A vote's moment within its day: to the second (votes often share a minute), the
+    date only past the day's first date (the day's heading gives it)."""
+    if at is None:
+        return "—"
+    same_day = start is None or at.date() == start.date()
+    return at.strftime("%H:%M:%S" if same_day else "%d.%m %H:%M:%S")
+
+
 def render(record: GameRecord, lang: str) -> str:
-    names = _names(record, lang)
-    parts = [
-        f'<!doctype html><html lang="{e(lang)}"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{e(t('archive.html.title', lang, title=record.title))}</title>"
-        f"<style>{STYLE}</style></head><body>",
-        f"<h1>{e(record.title)}</h1>",
-        f'<p class="plot">{e(record.plot)}</p>' if record.plot else "",
-        f'<button id="toggle" type="button" hidden aria-pressed="false" '
-        f'data-hide="{e(t("archive.html.hide_roles", lang))}" '
-        f'data-show="{e(t("archive.html.show_roles", lang))}">'
-        f'{e(t("archive.html.hide_roles", lang))}</button>',
-        _nav(lang),
-        _setup(record, names, lang),
-        _players(record, lang),
-        _feed(record, names, lang),
-        _days(record, names, lang),
-        _nights(record, names, lang),
-        _secrets(record, names, lang),
-        _payouts(record, names, lang),
-        f"<script>{SCRIPT}</script></body></html>",
-    ]
-    return "".join(parts)
+    return render_template("archive.html.j2", r=record, v=Reader(record, lang),
+                           sections=SECTIONS)
 
 
-def _names(record: GameRecord, lang: str) -> Names:
-    master = t("term.master", lang)
-
-    def name(uid: int) -> str:
-        if uid == record.master:
-            return master
-        return record.names.get(uid, f"#{uid}")
-
-    return name
+def bold_parts(text: str) -> Parts:
+    """`a **b** c` as [("a ", False), ("b", True), (" c", False)] (empty pieces left out)."""
+    pieces = _BOLD.split(text)  # the captured bold text at every odd index
+    return [(p, i % 2 == 1) for i, p in enumerate(pieces) if p]
 
 
-def _text(event: Event, names: Names, lang: str) -> str:
-    """An event as the bot wrote it, escaped; Markdown bold kept as bold."""
-    try:
-        # the master's desk accounts (the night explained...) read in the desk's words
-        text = desk_text(event, names, lang) if event.kind in DESK_ONLY \
-            else describe(event, names, lang, when)
-    except (KeyError, ValueError):
-        text = event.kind
-    return _BOLD.sub(r"<b>\1</b>", e(text))
+@dataclass(frozen=True, slots=True)
+class VoteRow:
+    """A line of the day's votes table: the chart in words, for screen readers and search."""
+
+    seq: int
+    at: str  # UTC, to the second
+    iso: str  # the moment for machines (<time datetime>)
+    voter: str
+    what: str
+    void: bool
+    weight: str
+    note: str
 
 
-def _ph(lang: str) -> str:
-    return f'<span class="ph">{e(t("archive.html.hidden", lang))}</span>'
+@dataclass(frozen=True, slots=True)
+class SecretBody:
+    """A hidden message's content cell: a first line, a second one, the results."""
+
+    text: str | None = None
+    more: str | None = None
+    results: list[Parts] = field(default_factory=list)
 
 
-def _nav(lang: str) -> str:
-    links = [(k, t(f"archive.html.section.{k}", lang)) for k in
-             ("setup", "players", "feed", "days", "nights", "secrets", "payouts")]
-    return "<nav>" + "".join(f'<a href="#{k}">{e(v)}</a>' for k, v in links) + "</nav>"
+class Reader:
+    """The record read in one language: every answer is plain text for the template."""
 
+    def __init__(self, record: GameRecord, lang: str) -> None:
+        self.record = record
+        self.lang = lang
+        self._master = t("term.master", lang)
+        self._roles = {p.uid: p.role for p in record.players}
 
-def _setup(record: GameRecord, names: Names, lang: str) -> str:
-    rows = [(t("archive.html.started", lang), when(record.started)),
-            (t("archive.html.ended", lang), when(record.ended)),
-            (t("archive.html.players_count", lang), str(len(record.players)))]
-    if record.roles_text:
-        rows.append((t("archive.html.roles_text", lang), record.roles_text))
-    if record.composition:
-        rows.append((t("archive.html.composition", lang), ", ".join(
-            role_name(str(r[0]), lang) + (f" ×{r[1]}" if int(str(r[1])) > 1 else "")
-            + (f" ({team_name(Team.clan(int(str(r[2]))), lang)})" if r[2] else "")
-            for r in record.composition)))
-    body = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows)
-    options = []
-    for key, value in record.options.model_dump().items():
-        text = _option_label(key, lang)
-        options.append(f"<tr><td><code>{e(key)}</code></td><td>{e(text)}</td>"
-                       f"<td>{e(_value(value, lang))}</td></tr>")
-    return (f'<section id="setup"><h2>{e(t("archive.html.section.setup", lang))}</h2>'
-            f"<table>{body}</table><h3>{e(t('archive.html.options', lang))}</h3>"
-            f"<table>{''.join(options)}</table></section>")
+    def t(self, key: str, **values: Any) -> str:
+        return t(key, self.lang, **values)
 
+    def name(self, uid: int | None) -> str:
+        if uid is None:
+            return "—"
+        if uid == self.record.master:
+            return self._master
+        return self.record.names.get(uid, f"#{uid}")
 
-def _option_label(key: str, lang: str) -> str:
-    for label in (f"signup.module.{key}", f"archive.html.option.{key}",
-                  f"cmd.game.options.param.{key}.description"):
-        if has_key(label):
-            return t(label, lang)
-    return key
+    def when(self, value: datetime | str | None) -> str:
+        return when(value)
 
+    def role(self, role: str | None) -> str:
+        return role_name(role, self.lang)
 
-def _value(value: object, lang: str) -> str:
-    if isinstance(value, bool):
-        return t("archive.html.yes" if value else "archive.html.no", lang)
-    return str(value)
+    def team(self, team: str | None) -> str:
+        return team_name(team, self.lang) if team else "—"
 
+    def rich(self, event: Event) -> Parts:
+        """An event as the bot wrote it (the desk accounts in the desk's words)."""
+        try:
+            text = desk_text(event, self.name, self.lang) if event.kind in DESK_ONLY \
+                else describe(event, self.name, self.lang, when)
+        except (KeyError, ValueError):
+            text = event.kind
+        return bold_parts(text)
 
-def _fate(row_cause: str | None, phase: str | None, number: int | None, lang: str) -> str:
-    if row_cause is None:
-        return t("term.alive", lang)
-    return t("archive.html.fate", lang, cause=t(f"cause.{row_cause}", lang),
-             phase=t(f"archive.html.phase.{phase}", lang, number=number or 0))
+    # --- setup and players ---------------------------------------------------------
 
+    def setup_rows(self) -> list[tuple[str, str]]:
+        r, lang = self.record, self.lang
+        rows = [(t("archive.html.started", lang), when(r.started)),
+                (t("archive.html.ended", lang), when(r.ended)),
+                (t("archive.html.players_count", lang), str(len(r.players)))]
+        if r.roles_text:
+            rows.append((t("archive.html.roles_text", lang), r.roles_text))
+        if r.composition:
+            rows.append((t("archive.html.composition", lang),
+                         ", ".join(self._dealt(row) for row in r.composition)))
+        return rows
 
-def _players(record: GameRecord, lang: str) -> str:
-    head = "".join(f"<th>{e(t(f'archive.html.col.{c}', lang))}</th>"
-                   for c in ("name", "role", "team", "fate"))
-    rows = []
-    for p in record.players:
-        team = team_name(p.team, lang) if p.team else "—"
-        win = f' class="win" title="{e(t("archive.html.winner", lang))}"' if p.winner else ""
-        trophy = " ★" if p.winner else ""
-        rows.append(
-            f'<tr data-uid="{p.uid}"><td{win}>{e(p.name)}<span class="secret">{trophy}</span>'
-            f'</td><td><span class="secret role">{e(role_name(p.role, lang))}</span>'
-            f'{_ph(lang)}</td><td><span class="secret team">{e(team)}</span>{_ph(lang)}</td>'
-            f"<td>{e(_fate(p.death_cause, p.death_phase, p.death_number, lang))}</td></tr>")
-    if record.draw:
-        result = t("archive.html.draw", lang)
-    else:
-        result = t("archive.html.winners", lang,
-                   winners=", ".join(team_name(w, lang) for w in record.winners) or "—")
-    return (f'<section id="players"><h2>{e(t("archive.html.section.players", lang))}</h2>'
-            f'<p><b class="secret">{e(result)}</b>{_ph(lang)}</p>'
-            f"<table><tr>{head}</tr>{''.join(rows)}</table></section>")
+    def _dealt(self, row: list[object]) -> str:
+        role, count, clan = row[0], int(str(row[1])), row[2]
+        text = role_name(str(role), self.lang) + (f" ×{count}" if count > 1 else "")
+        if clan:
+            text += f" ({team_name(Team.clan(int(str(clan))), self.lang)})"
+        return text
 
+    def options(self) -> list[tuple[str, str, str]]:
+        return [(key, self._option_label(key), self._value(value))
+                for key, value in self.record.options.model_dump().items()]
 
-def _feed_line(line: FeedLine, names: Names, lang: str) -> str:
-    where = ""
-    cls = ""
-    if line.team is not None:
-        where = f'<span class="where">{e(team_name(line.team, lang))}</span>'
-        cls = ' class="team secret"'
-    return (f'<p{cls} data-seq="{line.seq}"><span class="when">{e(when(line.at))}</span>'
-            f"{where}{_text(line.event, names, lang)}</p>")
+    def _option_label(self, key: str) -> str:
+        for label in (f"signup.module.{key}", f"archive.html.option.{key}",
+                      f"cmd.game.options.param.{key}.description"):
+            if has_key(label):
+                return self.t(label)
+        return key
 
+    def _value(self, value: object) -> str:
+        if isinstance(value, bool):
+            return self.t("archive.html.yes" if value else "archive.html.no")
+        return str(value)
 
-def _feed(record: GameRecord, names: Names, lang: str) -> str:
-    lines = "".join(_feed_line(x, names, lang) for x in record.feed)
-    return (f'<section id="feed" class="feed"><h2>{e(t("archive.html.section.feed", lang))}'
-            f'</h2><p class="muted">{e(t("archive.html.feed_note", lang))}</p>{lines}</section>')
+    def fate(self, p: PlayerRow) -> str:
+        if p.death_cause is None:
+            return self.t("term.alive")
+        return self.t("archive.html.fate", cause=self.t(f"cause.{p.death_cause}"),
+                      phase=self.t(f"archive.html.phase.{p.death_phase}",
+                                   number=p.death_number or 0))
 
+    def result(self) -> str:
+        if self.record.draw:
+            return self.t("archive.html.draw")
+        return self.t("archive.html.winners", winners=", ".join(
+            team_name(w, self.lang) for w in self.record.winners) or "—")
 
-def _day(day: DayArchive, names: Names, lang: str) -> str:
-    tl = day.timeline
-    head = "".join(f"<th>{e(t(f'archive.html.col.{c}', lang))}</th>"
-                   for c in ("time", "voter", "vote", "weight", "note"))
-    rows = []
-    for step in tl.steps:
-        if step.target is None:
-            what = t("archive.html.withdrawn", lang,
-                     name=names(step.previous) if step.previous is not None else "—")
-        elif step.previous is not None:
-            what = t("archive.html.changed", lang, name=names(step.target),
-                     previous=names(step.previous))
-        else:
-            what = names(step.target)
-        notes = []
-        if step.shouts:
-            notes.append(t("archive.html.shout", lang, count=step.shouts))
-        if step.void:
-            notes.append(t("archive.html.void", lang))
-        if step.seq == tl.hammer_seq:
-            notes.append(t("archive.html.hammer", lang))
-        weight = votes(step.weight, lang) if step.target is not None else "—"
-        cell = f"<del>{e(what)}</del>" if step.void else e(what)
-        rows.append(f'<tr data-seq="{step.seq}"><td>{e(when(step.at))}</td>'
-                    f"<td>{e(names(step.voter))}</td><td>{cell}</td><td>{e(weight)}</td>"
-                    f"<td>{e('; '.join(notes))}</td></tr>")
-    result = [f"<li>{e(names(uid))}: {e(votes(n, lang))}</li>"
-              for uid, n in sorted(tl.final.items(), key=lambda kv: -kv[1])]
-    if tl.hanged is None:
-        verdict = t("archive.html.nobody_hanged", lang)
-    else:
-        verdict = t("archive.html.hanged", lang, name=names(tl.hanged))
-    tie = ""
-    if tl.tied:
-        tie = "<p>" + e(t("archive.html.tie", lang,
-                          tied=", ".join(names(u) for u in tl.tied), name=names(tl.hanged or 0),
-                          decider=names(day.decider) if day.decider is not None else "—",
-                          at=when(tl.hammer_at))) + "</p>"
-    times = e(t("archive.html.day_times", lang, start=when(tl.start),
-                deadline=when(tl.deadline), end=when(tl.end)))
-    return (f'<article id="day-{tl.day}"><h3>{e(t("archive.html.day", lang, number=tl.day))}'
-            f'</h3><p class="muted">{times}</p>{timeline_svg(tl, names, lang)}'
-            f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-            f"<ul>{''.join(result)}</ul><p><b>{e(verdict)}</b></p>{tie}</article>")
+    # --- days ----------------------------------------------------------------------
 
+    def chart(self, tl: DayTimeline) -> Chart:
+        """The day's chart, described for a screen reader by the votes' table beside it."""
+        return chart(tl, self.name, self.lang, described_by=f"votes-{tl.day}")
 
-def _days(record: GameRecord, names: Names, lang: str) -> str:
-    body = "".join(_day(d, names, lang) for d in record.days)
-    return f'<section id="days"><h2>{e(t("archive.html.section.days", lang))}</h2>{body}</section>'
+    def day_times(self, tl: DayTimeline) -> str:
+        return self.t("archive.html.day_times", start=when(tl.start),
+                      deadline=when(tl.deadline), end=when(tl.end))
 
+    def vote_rows(self, tl: DayTimeline) -> list[VoteRow]:
+        """Every vote, change and withdrawal of the day, in order."""
+        rows = []
+        for step in tl.steps:
+            if step.target is None:
+                what = self.t("archive.html.withdrawn", name=self.name(step.previous))
+            elif step.previous is not None:
+                what = self.t("archive.html.changed", name=self.name(step.target),
+                              previous=self.name(step.previous))
+            else:
+                what = self.name(step.target)
+            notes = []
+            if step.shouts:
+                notes.append(self.t("archive.html.shout", count=step.shouts))
+            if step.void:
+                notes.append(self.t("archive.html.void"))
+            if step.seq == tl.hammer_seq:
+                notes.append(self.t("archive.html.hammer"))
+            weight = votes(step.weight, self.lang) if step.target is not None else "—"
+            rows.append(VoteRow(seq=step.seq, at=_clock(step.at, tl.start),
+                                iso=step.at.isoformat() if step.at else "",
+                                voter=self.name(step.voter),
+                                what=what, void=step.void, weight=weight,
+                                note="; ".join(notes)))
+        return rows
 
-def _night(night: NightArchive, record: GameRecord, names: Names, lang: str) -> str:
-    roles = {p.uid: p.role for p in record.players}
-    head = "".join(f"<th>{e(t(f'archive.html.col.{c}', lang))}</th>"
-                   for c in ("time", "actor", "action", "target", "fallback", "story", "status"))
-    rows = []
-    for o in night.orders:
-        action = t(f"action.{o.action}", lang) if o.action else "—"
-        status = t("archive.html.kept" if o.kept else "archive.html.replaced", lang)
-        actor = f"{names(o.actor)} ({role_name(roles.get(o.actor), lang)})"
-        rows.append(f'<tr data-seq="{o.seq}"><td>{e(when(o.at))}</td><td>{e(actor)}</td>'
-                    f"<td>{e(action)}</td><td>{e(names(o.target))}</td>"
-                    f"<td>{e(names(o.fallback)) if o.fallback is not None else '—'}</td>"
-                    f"<td>{e(o.story or '')}</td><td>{e(status)}</td></tr>")
-    steps = []
-    for ev in night.steps:
-        who = _audience(ev, names, lang)
-        steps.append(f"<li><span class=\"where\">{e(who)}</span>{_text(ev, names, lang)}</li>")
-    checks = "".join(
-        f"<li>{e(t('archive.html.check', lang, actor=names(a), target=names(tg), role=role_name(r, lang)))}</li>"  # noqa: E501
-        for a, tg, r in night.checks)
-    return (f'<article id="night-{night.number}"><h3>'
-            f'{e(t("archive.html.night", lang, number=night.number))}</h3>'
-            f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-            f"<h4>{e(t('archive.html.resolution', lang))}</h4><ol>{''.join(steps)}</ol>"
-            + (f"<h4>{e(t('archive.html.checks', lang))}</h4><ul>{checks}</ul>" if checks else "")
-            + "</article>")
+    def final(self, tl: DayTimeline) -> list[tuple[str, str]]:
+        return [(self.name(uid), votes(n, self.lang))
+                for uid, n in sorted(tl.final.items(), key=lambda kv: -kv[1])]
 
+    def verdict(self, tl: DayTimeline) -> str:
+        if tl.hanged is None:
+            return self.t("archive.html.nobody_hanged")
+        return self.t("archive.html.hanged", name=self.name(tl.hanged))
 
-def _audience(ev: Event, names: Names, lang: str) -> str:
-    a = ev.audience
-    if a.kind == "public":
-        return t("archive.html.to_all", lang)
-    if a.kind == "team":
-        return team_name(a.team or "", lang)
-    if a.kind == "master":
-        return t("term.master", lang)
-    return ", ".join(names(u) for u in a.players)
+    def tie(self, tl: DayTimeline, decider: int | None) -> str:
+        return self.t("archive.html.tie", tied=", ".join(self.name(u) for u in tl.tied),
+                      name=self.name(tl.hanged or 0), decider=self.name(decider),
+                      at=when(tl.hammer_at))
 
+    # --- nights and the hidden traffic -----------------------------------------------
 
-def _nights(record: GameRecord, names: Names, lang: str) -> str:
-    body = "".join(_night(n, record, names, lang) for n in record.nights)
-    return (f'<section id="nights"><h2>{e(t("archive.html.section.nights", lang))}</h2>'
-            f'{_ph(lang)}<div class="secret">{body}</div></section>')
+    def actor(self, uid: int) -> str:
+        return f"{self.name(uid)} ({role_name(self._roles.get(uid), self.lang)})"
 
+    def action(self, action: str | None) -> str:
+        return self.t(f"action.{action}") if action else "—"
 
-def _secret_row(s: Secret, names: Names, lang: str) -> str:
-    kind = t(f"archive.html.secret.{s.kind}", lang)
-    if s.kind in ("whisper", "anon"):
-        sig = role_name(s.signature, lang) if s.signature else t("archive.html.unsigned", lang)
-        to = role_name(s.role, lang) if s.role else t("archive.html.to_all", lang)
-        detail = t("archive.html.post", lang, to=to, signature=sig)
-        body = f"{e(detail)}<br>{e(s.text or '')}"
-    elif s.kind == "effect":
-        body = "; ".join(_text(ev, names, lang) for ev in s.results)
-    elif s.kind == "shout":
-        body = e(names(s.target or 0))
-    else:
+    def audience(self, event: Event) -> str:
+        a = event.audience
+        if a.kind == "public":
+            return self.t("archive.html.to_all")
+        if a.kind == "team":
+            return team_name(a.team or "", self.lang)
+        if a.kind == "master":
+            return self._master
+        return ", ".join(self.name(u) for u in a.players)
+
+    def secret(self, s: Secret) -> SecretBody:
+        if s.kind in ("whisper", "anon"):
+            sig = self.role(s.signature) if s.signature else self.t("archive.html.unsigned")
+            to = self.role(s.role) if s.role else self.t("archive.html.to_all")
+            return SecretBody(text=self.t("archive.html.post", to=to, signature=sig),
+                              more=s.text or "")
+        results = [self.rich(ev) for ev in s.results]
+        if s.kind == "effect":
+            return SecretBody(results=results)
+        if s.kind == "shout":
+            return SecretBody(text=self.name(s.target or 0))
         what = s.what or ""
-        label = item_name(what, None, lang) if ware(what) is not None else what
-        extra = []
+        extra = [item_name(what, None, self.lang) if ware(what) is not None else what]
         if s.target is not None:
-            extra.append(names(s.target))
+            extra.append(self.name(s.target))
         if s.against:
             extra.append(s.against)
         if s.if_hanged is not None:
-            extra.append(t("archive.html.if_hanged", lang, name=names(s.if_hanged)))
-        body = e(" — ".join([label, *extra]))
-        results = "; ".join(_text(ev, names, lang) for ev in s.results)
-        if results:
-            body += f'<br><span class="muted">{results}</span>'
-    return (f'<tr data-seq="{s.seq}"><td>{e(when(s.at))}</td><td>{e(kind)}</td>'
-            f"<td>{e(names(s.sender))}</td><td>{body}</td></tr>")
+            extra.append(self.t("archive.html.if_hanged", name=self.name(s.if_hanged)))
+        return SecretBody(text=" — ".join(extra), results=results)
 
+    # --- payouts -------------------------------------------------------------------
 
-def _secrets(record: GameRecord, names: Names, lang: str) -> str:
-    head = "".join(f"<th>{e(t(f'archive.html.col.{c}', lang))}</th>"
-                   for c in ("time", "kind", "sender", "content"))
-    rows = "".join(_secret_row(s, names, lang) for s in record.secrets)
-    table = f"<table><tr>{head}</tr>{rows}</table>" if rows else \
-        f'<p class="muted">{e(t("archive.html.none", lang))}</p>'
-    return (f'<section id="secrets"><h2>{e(t("archive.html.section.secrets", lang))}</h2>'
-            f'{_ph(lang)}<div class="secret">{table}</div></section>')
+    def arithmetic(self, line: PayLine) -> str:
+        if line.reason == "prize" and line.pool is not None:
+            return self.t("archive.html.pay.prize", pool=line.pool, shares=line.shares or 0,
+                          amount=line.amount)
+        if line.unit is not None:
+            return self.t("archive.html.pay.times", count=line.count, unit=line.unit,
+                          amount=line.amount)
+        return self.t("archive.html.pay.plain", amount=line.amount)
 
-
-def _arithmetic(line: PayLine, lang: str) -> str:
-    if line.reason == "prize" and line.pool is not None:
-        return t("archive.html.pay.prize", lang, pool=line.pool, shares=line.shares or 0,
-                 amount=line.amount)
-    if line.unit is not None:
-        return t("archive.html.pay.times", lang, count=line.count, unit=line.unit,
-                 amount=line.amount)
-    return t("archive.html.pay.plain", lang, amount=line.amount)
-
-
-def _payouts(record: GameRecord, names: Names, lang: str) -> str:
-    if not record.options.currency:
-        return (f'<section id="payouts"><h2>{e(t("archive.html.section.payouts", lang))}</h2>'
-                f'<p class="muted">{e(t("archive.html.no_currency", lang))}</p></section>')
-    head = "".join(f"<th>{e(t(f'archive.html.col.{c}', lang))}</th>"
-                   for c in ("name", "reason", "arithmetic"))
-    rows = []
-    totals: dict[int, int] = {}
-    for line in record.payouts:
-        totals[line.uid] = totals.get(line.uid, 0) + line.amount
-        reason = t(f"payouts.reason.{line.reason}", lang, count=line.count, amount=line.amount)
-        rows.append(f"<tr><td>{e(names(line.uid))}</td><td>{e(reason)}</td>"
-                    f"<td>{e(_arithmetic(line, lang))}</td></tr>")
-    total_rows = "".join(f"<tr><td>{e(names(uid))}</td><td colspan=2>"
-                         f"{e(t('currency.lira', lang, count=n))}</td></tr>"
-                         for uid, n in totals.items())
-    bonuses = "".join(
-        f"<li>{e(names(b.uid))}: {e(t('currency.lira', lang, count=b.amount))} — "
-        f"{e(b.reason)}{' ' + e(t('archive.html.secret_bonus', lang)) if b.secret else ''}</li>"
-        for b in record.bonuses)
-    return (f'<section id="payouts"><h2>{e(t("archive.html.section.payouts", lang))}</h2>'
-            f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-            f"<h3>{e(t('archive.html.totals', lang))}</h3><table>{total_rows}</table>"
-            f"<h3>{e(t('archive.html.bonuses', lang))}</h3>"
-            + (f"<ul>{bonuses}</ul>" if bonuses else
-               f'<p class="muted">{e(t("archive.html.none", lang))}</p>')
-            + "</section>")
+    def totals(self) -> list[tuple[int, int]]:
+        totals: dict[int, int] = {}
+        for line in self.record.payouts:
+            totals[line.uid] = totals.get(line.uid, 0) + line.amount
+        return list(totals.items())

@@ -3,22 +3,24 @@
 Only finished games exist here: the index lists games whose phase is "ended",
 and an archive is built only for such a game; any other id (running, cancelled,
 unknown) is a plain 404, the same for all, so the site says nothing about games
-in play. GET and HEAD only; every page forbids external loads (CSP).
+in play. GET and HEAD only; every page forbids external loads (CSP) and is a template
+escaped by default (templates/index.html.j2).
 """
 
 from __future__ import annotations
 
 import asyncio
-from html import escape
 
 from aiohttp import web
 
 from core.archive import NotFinished
 from core.i18n import normalize_locale, t
 from core.storage.archive import finished_games, finished_input
+from core.storage.db import close_db, init_db
 from core.storage.service import GameNotFound, GameService
 
 from .build import archive_file
+from .templating import render_template
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
        "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -31,27 +33,12 @@ def _lang(request: web.Request) -> str | None:
     return normalize_locale(value) if value in ("ru", "en") else None
 
 
-def _page(body: str, lang: str, title: str) -> web.Response:
-    html = (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
-            f"<title>{escape(title)}</title><style>body{{font:15px/1.5 system-ui,sans-serif;"
-            f"max-width:900px;margin:0 auto;padding:16px}}td,th{{padding:3px 10px;"
-            f"text-align:left}}</style></head><body>{body}</body></html>")
-    return web.Response(text=html, content_type="text/html",
-                        headers={"Content-Security-Policy": CSP})
-
-
 async def index(request: web.Request) -> web.Response:
     lang = _lang(request) or request.app[LANG]
-    games = await finished_games()
-    rows = "".join(
-        f'<tr><td>{g.id}</td><td><a href="/games/{g.id}">{escape(g.title)}</a></td>'
-        f'<td>{g.ended.strftime("%Y-%m-%d %H:%M UTC")}</td></tr>' for g in games)
-    title = t("archive.web.title", lang)
-    body = (f"<h1>{escape(title)}</h1>"
-            + (f"<table><tr><th>#</th><th>{escape(t('archive.web.game', lang))}</th>"
-               f"<th>{escape(t('archive.web.ended', lang))}</th></tr>{rows}</table>" if rows
-               else f"<p>{escape(t('archive.web.empty', lang))}</p>"))
-    return _page(body, lang, title)
+    html = render_template("index.html.j2", lang=lang, t=t, games=await finished_games(),
+                           title=t("archive.web.title", lang))
+    return web.Response(text=html, content_type="text/html",
+                        headers={"Content-Security-Policy": CSP})
 
 
 async def game(request: web.Request) -> web.Response:
@@ -77,8 +64,6 @@ def make_app(service: GameService | None = None, lang: str = "en") -> web.Applic
 
 
 async def serve(url: str, host: str, port: int, lang: str) -> None:
-    from core.storage.db import close_db, init_db
-
     await init_db(url)
     runner = web.AppRunner(make_app(lang=lang))
     await runner.setup()

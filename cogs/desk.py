@@ -37,6 +37,7 @@ from core.views import parse_player
 
 from .base import PlayerArg, ack
 from .overwrites import member_overwrite
+from .ui.components import _guarded
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
 from .utils.bot import MafiaBot, is_admin, now
@@ -172,8 +173,6 @@ class LogPage(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(int(match["game"]), int(match["page"]), LogFilter.parse(match))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from .ui.components import _guarded
-
         await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt))
 
 

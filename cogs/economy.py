@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import discord
 from discord import app_commands
 from discord.app_commands import Range
 
 from core import commands as c
 from core.errors import ErrorCode, RuleError
-from core.i18n import t
+from core.i18n import has_key, t
 from core.storage import wallets
-from core.storage.models import UserStats
+from core.storage.stats import player_stats
 
 from .base import GameCog, ack
 from .ui.limits import clamp_embed
@@ -54,19 +52,16 @@ class Economy(GameCog):
         assert interaction.guild is not None
         who = user or interaction.user
         lang = user_lang(interaction)
-        stats = await UserStats.get_or_none(guild_id=interaction.guild.id, user_id=who.id)
+        stats = await player_stats(interaction.guild.id, who.id)
         balance = (await wallets.balances(None, interaction.guild.id, [who.id])).get(who.id)
         embed = discord.Embed(title=t("profile.title", lang, name=user_text(who.display_name)),
                               colour=discord.Colour.blurple())
-        games = stats.games if stats else 0
-        embed.add_field(name=t("profile.games", lang), value=str(games), inline=True)
-        embed.add_field(name=t("profile.wins", lang), value=str(stats.wins if stats else 0),
-                        inline=True)
-        by_side: dict[str, int] = json.loads(stats.wins_by_side) if stats else {}
-        if by_side:
+        embed.add_field(name=t("profile.games", lang), value=str(stats.games), inline=True)
+        embed.add_field(name=t("profile.wins", lang), value=str(stats.wins), inline=True)
+        if stats.wins_by_side:
             embed.add_field(name=t("profile.by_side", lang), value="\n".join(
-                f"{t(f'side.{side}.name', lang)}: {n}" for side, n in sorted(by_side.items())),
-                inline=False)
+                f"{t(f'side.{side}.name', lang)}: {n}"
+                for side, n in sorted(stats.wins_by_side.items())), inline=False)
         embed.add_field(name=t("profile.lira", lang), value=t(
             "currency.lira", lang, count=balance) if balance is not None
             else t("profile.no_wallet", lang), inline=True)
@@ -75,8 +70,6 @@ class Economy(GameCog):
 
 def reason_text(reason: str, lang: str) -> str:
     key = f"ledger.{reason}"
-    from core.i18n import has_key
-
     if has_key(key, lang):
         return t(key, lang)
     head = reason.split(".")[0]

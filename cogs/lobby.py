@@ -18,7 +18,7 @@ from core.storage.service import DiscordPatch, OutboxItem
 from core.views import lobby_view, seat_uids
 from core.vocabulary import Options
 
-from . import balance
+from . import balance, desk
 from .base import GameCog
 from .ui.components import SignupButton
 from .ui.lobby import SIGNUP_POST, signup_embed
@@ -196,8 +196,6 @@ class Lobby(GameCog):
 
     @game.command(**command_kwargs("game.standby"))
     async def standby(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        from . import desk
-
         await desk.standby(interaction, await self.game_here(interaction))
 
     @game.command(**command_kwargs("game.spectate"))

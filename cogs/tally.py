@@ -2,7 +2,7 @@
 
 The live count is one public message per voting day in the game channel. Which commands
 change it is decided from the engine's public view (`core.visibility.live_tally`;
-`core.storage.tallies.tally_outbox` derives the entries): every commit that changes the view
+`core.tallies.tally_outbox` derives the entries): every commit that changes the view
 writes a "tally" outbox entry in its own transaction, carrying the whole count as it
 stands, so whichever entry goes out last shows the latest count. The OutboxWorker drops
 an entry a later one of the same message supersedes (`coalesce`), and this deliverer
@@ -28,9 +28,8 @@ from core.i18n import t
 from core.narrate import votes
 from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import DiscordPatch, GameInfo
-from core.storage.tallies import TALLY_KIND, message_key, tally_outbox
+from core.tallies import TALLY_KIND, message_key, tally_outbox
 from core.visibility import LiveTally
-from core.vocabulary import REMINDER
 
 from .ui.render import RED
 from .ui.text import mention, when
@@ -38,8 +37,6 @@ from .utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
-# Player-audience events that must reach the player even across a crash.
-PRIVATE_DURABLE = frozenset({REMINDER})
 DESCRIPTION_LIMIT = 4000  # Discord: 4096 per embed description
 FIELD_LIMIT = 1024
 
@@ -150,5 +147,5 @@ async def setup(bot: MafiaBot) -> None:
         bot.service.outbox_derivers.append(tally_outbox)
 
 
-__all__ = ["PRIVATE_DURABLE", "TALLY_KIND", "LiveTallies", "tally_message_embed",
+__all__ = ["TALLY_KIND", "LiveTallies", "tally_message_embed",
            "tally_outbox"]

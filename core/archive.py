@@ -14,6 +14,7 @@ while a game runs (RULES.md, 'The archive').
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import BaseModel, Field
@@ -141,78 +142,100 @@ def times_of(log: Iterable[LogRow]) -> dict[int, datetime]:
 def build(initial: GameState, log: list[LogRow]) -> GameRecord:
     """Replay `log` from `initial` and keep what the archive shows. NotFinished unless the
     log ends the game."""
-    state = initial.model_copy(deep=True)
-    names: dict[int, str] = {}
-    times = times_of(log)
-    feed: list[FeedLine] = []
-    days: list[DayArchive] = []
-    nights: list[NightArchive] = []
-    secrets: list[Secret] = []
-    orders: dict[int, list[OrderRow]] = {}
+    replay = _Replay(initial.model_copy(deep=True), times_of(log))
+    for seq, cmd, events in log:
+        replay.step(seq, cmd, events)
+    state = replay.state
+    if not finished(state):
+        raise NotFinished(state.phase)
+    names = replay.names | {p.uid: p.name for p in state.players}
+    ended = log[-1][1].at if log else None
+    return GameRecord(
+        title=state.title, plot=state.plot, master=state.master, options=state.options,
+        roles_text=state.roles_text, composition=replay.composition, started=replay.started,
+        ended=ended, names=names, players=[_player_row(state, p.uid) for p in state.players],
+        winners=list(state.winners), draw=state.draw, feed=replay.feed, days=replay.days,
+        nights=replay.nights, secrets=replay.secrets, payouts=pay_lines(state),
+        bonuses=list(state.bonuses))
+
+
+@dataclass
+class _Replay:
+    """What `build` keeps while it replays the log, one command at a time."""
+
+    state: GameState
+    times: dict[int, datetime]
+    names: dict[int, str] = field(default_factory=dict)
+    feed: list[FeedLine] = field(default_factory=list)
+    days: list[DayArchive] = field(default_factory=list)
+    nights: list[NightArchive] = field(default_factory=list)
+    secrets: list[Secret] = field(default_factory=list)
+    orders: dict[int, list[OrderRow]] = field(default_factory=dict)
     deadline: datetime | None = None
     day_start: datetime | None = None
     started: datetime | None = None
-    composition: list[list[object]] = []
-    for seq, cmd, events in log:
+    composition: list[list[object]] = field(default_factory=list)
+
+    def step(self, seq: int, cmd: c.Command, events: list[Event]) -> None:
+        state = self.state
         closing_day = isinstance(cmd, c.Advance) and state.phase is PhaseKind.DAY \
             and state.number > 0
         closing_night = isinstance(cmd, c.Advance) and state.phase is PhaseKind.NIGHT
-        timeline = day_timeline(state, times, start=day_start, deadline=deadline,
-                                end=cmd.at) if closing_day else None
+        timeline = day_timeline(state, self.times, start=self.day_start,
+                                deadline=self.deadline, end=cmd.at) if closing_day else None
         kept = {o.seq for o in state.orders if o.night == state.number} if closing_night \
             else set()
         night_no = state.number
         apply_in_place(state, cmd)
-        names |= _named(cmd, events, state)
-        for event in events:
-            if event.audience.kind == "public" or event.audience.kind == "team":
-                feed.append(FeedLine(seq=seq, at=cmd.at, event=event,
-                                     team=event.audience.team))
-            if event.kind == "phase_started":
-                deadline = datetime.fromisoformat(event.data["deadline"])
-                day_start = cmd.at
-            elif event.kind == "extended":
-                deadline = datetime.fromisoformat(event.data["deadline"])
-            elif event.kind == "game_started":
-                started = cmd.at
-                composition = [list(r) for r in event.data["composition"]]
+        self.names |= _named(cmd, events, state)
+        self._read(seq, cmd, events)
         if timeline is not None:
             record = state.days[-1] if state.days else None
-            days.append(DayArchive(number=timeline.day, timeline=timeline, record=record,
-                                   decider=record.decider if record else None))
+            self.days.append(DayArchive(number=timeline.day, timeline=timeline, record=record,
+                                        decider=record.decider if record else None))
         if isinstance(cmd, c.NightOrder):
-            accepted = next((e for e in events if e.kind == "order_accepted"), None)
-            night = int(accepted.data["night"]) if accepted else night_no
-            orders.setdefault(night, []).append(OrderRow(
-                seq=seq - 1, at=cmd.at, actor=cmd.by,
-                action=str(accepted.data["action"]) if accepted else None, target=cmd.target,
-                fallback=cmd.fallback, story=cmd.story, kept=False))
+            self._order(seq, cmd, events, night_no)
         if closing_night:
-            rows = orders.get(night_no, [])
-            for row in rows:
-                row.kept = row.seq in kept
-            checks = [(o_actor, int(e.data["target"]), str(e.data["role"]))
-                      for e in events if e.kind == "check_result"
-                      for o_actor in e.audience.players]
-            nights.append(NightArchive(
-                number=night_no, orders=rows, checks=checks,
-                steps=[e for e in events if e.kind != "phase_started"]))
+            self._close_night(night_no, kept, events)
         secret = _secret(seq, cmd, events)
         if secret is not None:
-            secrets.append(secret)
+            self.secrets.append(secret)
         elif isinstance(cmd, c.Advance):
-            secrets += _effects(seq, cmd, events)
-    if not finished(state):
-        raise NotFinished(state.phase)
-    for p in state.players:
-        names[p.uid] = p.name
-    ended = log[-1][1].at if log else None
-    return GameRecord(
-        title=state.title, plot=state.plot, master=state.master, options=state.options,
-        roles_text=state.roles_text, composition=composition, started=started, ended=ended,
-        names=names, players=[_player_row(state, p.uid) for p in state.players],
-        winners=list(state.winners), draw=state.draw, feed=feed, days=days, nights=nights,
-        secrets=secrets, payouts=pay_lines(state), bonuses=list(state.bonuses))
+            self.secrets += _effects(seq, cmd, events)
+
+    def _read(self, seq: int, cmd: c.Command, events: list[Event]) -> None:
+        """The feed players saw, and the moments the timelines need."""
+        for event in events:
+            if event.audience.kind == "public" or event.audience.kind == "team":
+                self.feed.append(FeedLine(seq=seq, at=cmd.at, event=event,
+                                          team=event.audience.team))
+            if event.kind == "phase_started":
+                self.deadline = datetime.fromisoformat(event.data["deadline"])
+                self.day_start = cmd.at
+            elif event.kind == "extended":
+                self.deadline = datetime.fromisoformat(event.data["deadline"])
+            elif event.kind == "game_started":
+                self.started = cmd.at
+                self.composition = [list(r) for r in event.data["composition"]]
+
+    def _order(self, seq: int, cmd: c.NightOrder, events: list[Event], night_no: int) -> None:
+        accepted = next((e for e in events if e.kind == "order_accepted"), None)
+        night = int(accepted.data["night"]) if accepted else night_no
+        self.orders.setdefault(night, []).append(OrderRow(
+            seq=seq - 1, at=cmd.at, actor=cmd.by,
+            action=str(accepted.data["action"]) if accepted else None, target=cmd.target,
+            fallback=cmd.fallback, story=cmd.story, kept=False))
+
+    def _close_night(self, night_no: int, kept: set[int], events: list[Event]) -> None:
+        rows = self.orders.get(night_no, [])
+        for row in rows:
+            row.kept = row.seq in kept
+        checks = [(o_actor, int(e.data["target"]), str(e.data["role"]))
+                  for e in events if e.kind == "check_result"
+                  for o_actor in e.audience.players]
+        self.nights.append(NightArchive(
+            number=night_no, orders=rows, checks=checks,
+            steps=[e for e in events if e.kind != "phase_started"]))
 
 
 def timeline_of(initial: GameState, log: list[LogRow], day: int) -> DayTimeline | None:

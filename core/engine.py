@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import assert_never
 
 from core import commands as c
+from core import guards
 from core.access import SIGHT_RANK, Sight, require_master, seat_refusal, seated_sight
 from core.commands import PHASE_BOUND
 from core.errors import ErrorCode, RuleError
@@ -152,14 +153,11 @@ def _no_spectator(state: GameState, uid: int) -> None:
 
 
 def _not_over(ctx: Ctx) -> None:
-    if ctx.state.over:
-        raise RuleError(ErrorCode.GAME_OVER)
+    guards.not_over(ctx.state)
 
 
 def _in_play(ctx: Ctx) -> None:
-    _not_over(ctx)
-    if ctx.state.phase is PhaseKind.SIGNUP:
-        raise RuleError(ErrorCode.NOT_STARTED)
+    guards.in_play(ctx.state)
 
 
 def _player(ctx: Ctx, uid: int, *, alive: bool = True) -> Player:
@@ -208,10 +206,8 @@ def _leave(ctx: Ctx, cmd: c.Leave) -> None:
 def _configure(ctx: Ctx, cmd: c.Configure) -> None:
     """/game setup: refused at once, in /game start's words, when the start could never
     accept it; a composition the start would question is accepted with the warning."""
-    _master(ctx, cmd)
+    guards.setup(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
-    if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError(ErrorCode.SIGNUP_CLOSED)
     from core.rules.setup import check_written
 
     _text(cmd.roles, "roles")
@@ -251,10 +247,8 @@ IN_GAME_OPTIONS = frozenset({"reminder_minutes"})
 def _start(ctx: Ctx, cmd: c.Start) -> None:
     """Any composition where no side has won yet may start; a likely lopsided one
     (negatives at half the players or more) only once the master confirms it."""
-    _master(ctx, cmd)
+    guards.start(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
-    if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError(ErrorCode.ALREADY_STARTED)
     comp = composition_for(s.roles_text, len(s.players), extra_roles=s.options.extra_roles)
     if lopsided(comp) and not cmd.confirm:
         raise RuleError(ErrorCode.SETUP_LOPSIDED, negatives=negatives(comp), players=comp.size)
@@ -288,8 +282,7 @@ def _host(ctx: Ctx, cmd: c.Host) -> None:
 
 
 def _cancel(ctx: Ctx, cmd: c.Cancel) -> None:
-    _master(ctx, cmd)
-    _not_over(ctx)
+    guards.cancel(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
     s.phase, s.deadline = PhaseKind.CANCELLED, None
     s.serial += 1
@@ -447,9 +440,10 @@ def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
 
 # --- master ------------------------------------------------------------------
 def _advance(ctx: Ctx, cmd: c.Advance) -> None:
-    if not cmd.deadline:
-        _master(ctx, cmd)
-    _in_play(ctx)
+    if cmd.deadline:
+        _in_play(ctx)
+    else:
+        guards.conduct(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
     if cmd.deadline and (s.deadline is None or cmd.at < s.deadline):
         raise RuleError(ErrorCode.DEADLINE_NOT_REACHED)
@@ -457,15 +451,15 @@ def _advance(ctx: Ctx, cmd: c.Advance) -> None:
 
 
 def _remind(ctx: Ctx, cmd: c.Remind) -> None:
-    if not cmd.scheduled:
-        _master(ctx, cmd)
-    _in_play(ctx)
+    if cmd.scheduled:
+        _in_play(ctx)
+    else:
+        guards.conduct(ctx.state, cmd.by, cmd.admin)
     owing.remind(ctx, cmd.at, scheduled=cmd.scheduled)
 
 
 def _extend(ctx: Ctx, cmd: c.Extend) -> None:
-    _master(ctx, cmd)
-    _in_play(ctx)
+    guards.conduct(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
     base = max(s.deadline or cmd.at, cmd.at)
     s.deadline = base + timedelta(minutes=cmd.minutes)
@@ -473,8 +467,7 @@ def _extend(ctx: Ctx, cmd: c.Extend) -> None:
 
 
 def _kick(ctx: Ctx, cmd: c.Kick) -> None:
-    _master(ctx, cmd)
-    _in_play(ctx)
+    guards.conduct(ctx.state, cmd.by, cmd.admin)
     _living_target(ctx, cmd.target)
     waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
     phases.kill(ctx, cmd.target, "kicked")
@@ -647,11 +640,8 @@ def _reveal(ctx: Ctx, cmd: c.Reveal) -> None:
 
 
 def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
-    _master(ctx, cmd)
-    _in_play(ctx)
+    guards.bonus(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
-    if not s.options.currency:
-        raise RuleError(ErrorCode.MODULE_OFF, module="currency")
     if s.player(cmd.target) is None:
         raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=cmd.target)
     _text(cmd.reason, "reason")

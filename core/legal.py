@@ -3,11 +3,15 @@
 /help lists these (core.guide) and a property test holds them to the engine
 (tests/engine/test_legal.py): a command listed here is one the rules would accept from
 this person in this phase (for some target), a command left out one they would refuse.
-Names are the slash-command paths ("vote", "game join", "master advance").
+Names are the slash-command paths ("vote", "game join", "master advance"). The master's
+commands are listed from their guards (core.guards), the very checks the engine raises
+from, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
+from core.access import may_master
+from core.guards import MASTER_COMMANDS, passes
 from core.roles import info
 from core.rules.voting import base_weight
 from core.state import GameState, PhaseKind
@@ -20,10 +24,7 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
     """The command paths `uid` may use in this game now, in the order /help lists them
     (`admin`: he holds "Manage Server", which counts as the master's seat)."""
     seat = state.player(uid)
-    master = uid == state.master or admin
-    cmds: list[str] = ["game status"]
-    if master:
-        cmds += _master_commands(state)
+    cmds: list[str] = ["game status", *_master_commands(state, uid, admin)]
     if state.phase is PhaseKind.SIGNUP:
         if seat is None and uid != state.master and not state.spectating(uid):
             cmds.append("game join")
@@ -43,16 +44,27 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
     return list(dict.fromkeys(cmds + ALWAYS))
 
 
-def _master_commands(state: GameState) -> list[str]:
-    if state.phase is PhaseKind.SIGNUP:
-        return ["game setup", "game options", "game start", "game cancel"]
-    if state.over:
+#: The master's commands in the order /help lists them.
+MASTER_ORDER = ("game setup", "game options", "game start", "master advance", "master extend",
+                "master kick", "master bonus", "master log", "master replace", "master prod",
+                "game cancel")
+
+
+def _master_commands(state: GameState, uid: int, admin: bool) -> list[str]:
+    """Guarded commands by their guard; the rest (whose engine check reads the arguments,
+    or which only read) by phase: /game options before the start, /master log and
+    /master replace while the game is played."""
+    if not may_master(state, uid, admin=admin):
         return []
-    out = ["master advance", "master extend", "master kick", "master log", "master replace",
-           "master prod", "game cancel"]
-    if state.options.currency:
-        out.insert(3, "master bonus")
-    return out
+    if state.phase is PhaseKind.SIGNUP:
+        by_phase = {"game options"}
+    elif state.over:
+        by_phase = set()
+    else:
+        by_phase = {"master log", "master replace"}
+    return [name for name in MASTER_ORDER
+            if (passes(MASTER_COMMANDS[name], state, uid, admin) if name in MASTER_COMMANDS
+                else name in by_phase)]
 
 
 def _player_commands(state: GameState, uid: int) -> list[str]:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from core.i18n import get_catalogue
+
 
 class Side(StrEnum):
     NEGATIVE = "negative"
@@ -156,8 +158,6 @@ def registered(value: str, make_row: Callable[[Role], RoleInfo],
     (`make_row(member)`) and its catalogue texts (`{lang: {"role.<id>.name": ...}}`);
     all removed on exit. What a module adding a role does, and the proof that a role is
     a row: nothing else in the rules needs to know it (tests/engine/test_role_as_row.py)."""
-    from core.i18n import get_catalogue
-
     if value in Role._value2member_map_:
         raise ValueError(f"role {value!r} exists")
     member = _add_member(value)

@@ -18,7 +18,7 @@ from core.rules import channels, shop
 from core.rules import night as night_rules
 from core.rules.economy import spending_cap
 from core.rules.owing import owing
-from core.rules.voting import base_weight, current_votes, ghosts_allowed, tally
+from core.rules.voting import current_votes, ghosts_allowed, mark_weight, tally, voided
 from core.state import GameState, Item, Notice, Order, PendingBuy, PhaseKind
 
 
@@ -43,8 +43,6 @@ class Card(BaseModel):
     first_night: int = 0
     orders: list[Order] = Field(default_factory=list)
     acting_mafioso: int | None = None
-    vote: int | None = None
-    vote_weight: int = 0  # halves
     notices: list[Notice] = Field(default_factory=list)
     inventory: list[Item] = Field(default_factory=list)
     pending: list[PendingBuy] = Field(default_factory=list)
@@ -115,9 +113,6 @@ def card(state: GameState, uid: int) -> Card:
         c.orders = [o for o in state.orders if o.actor == uid]
         if p.clan is not None:
             c.acting_mafioso = night_rules.acting_mafioso(state, p.clan)
-    standing = current_votes(state).get(uid) if state.phase is PhaseKind.DAY else None
-    c.vote = standing.target if standing else None
-    c.vote_weight = base_weight(state, uid)
     if state.options.shop:
         c.inventory = shop.inventory_of(state, uid)
         c.pending = shop.pending_of(state, uid)
@@ -178,8 +173,6 @@ def living_choices(state: GameState) -> list[tuple[int, str]]:
 
 def tally_rows(state: GameState) -> list[TallyRow]:
     """The day's tally in hanging order, with each standing vote and its weight."""
-    from core.rules.voting import mark_weight, voided
-
     t = tally(state)
     void = voided(state)
     standing = current_votes(state)

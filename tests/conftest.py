@@ -13,12 +13,7 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import pytest
 import pytest_asyncio
-from hypothesis import settings
-
-# Property tests check what the rules do, not how fast: a shared 2-core CI machine made
-# hypothesis's default 200 ms deadline per example fail a test now and then.
-settings.register_profile("house", deadline=None)
-settings.load_profile("house")
+from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from core.storage.service import GameService
@@ -46,6 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "postgres: needs the PostgreSQL server of MAFIA_TEST_POSTGRES "
         "(skipped when none answers, unless CI=true)")
+    config.addinivalue_line(
+        "markers", "slow_property: a hypothesis property playing whole games per example; "
+        "its example count comes from the profile (tests/conftest.py: slow_property)")
 
 
 #: The longest single tests, started first: under xdist (pyproject's addopts) a long test
@@ -64,6 +62,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+# --- properties (hypothesis) ------------------------------------------------------------
+# Property tests check what the rules do, not how fast: a shared 2-core CI machine made
+# hypothesis's default 200 ms deadline per example fail a test now and then. Profiles:
+# "dev" at a developer's desk, "ci" when CI is set; HYPOTHESIS_PROFILE chooses another.
+# The slow properties (whole games per example, marked `slow_property`) take their
+# example count from the profile: a few at the desk, more in CI.
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if in_ci() else "dev")
+SLOW_EXAMPLES = {"dev": 4, "ci": 20}
+for _name in ("dev", "ci"):
+    settings.register_profile(_name, deadline=None)
+    settings.register_profile(f"slow-{_name}", deadline=None,
+                              max_examples=SLOW_EXAMPLES[_name],
+                              suppress_health_check=list(HealthCheck))
+settings.load_profile(PROFILE)
+slow_property = settings.get_profile(f"slow-{PROFILE}" if PROFILE in SLOW_EXAMPLES
+                                     else PROFILE)
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

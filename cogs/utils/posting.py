@@ -3,6 +3,7 @@ private places (cogs/delivery.py explains the guarantees: limits, nonces, marker
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any
 
@@ -32,8 +33,6 @@ def nonce(key: str, part: int) -> str:
     value = f"{key}.{part}"
     if len(value) <= NONCE_MAX:
         return value
-    import hashlib
-
     return hashlib.blake2b(value.encode(), digest_size=12).hexdigest()[:NONCE_MAX]
 
 

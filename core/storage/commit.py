@@ -64,13 +64,16 @@ class OutboxItem(BaseModel):
     payload: dict[str, Any]
 
 
-# Given a command's (old state, new state, events): Discord work it makes due beyond its
-# events (e.g. an edit of a live message), written in the same transaction.
-OutboxDeriver = Callable[[GameState, GameState, list[Event]], list[OutboxItem]]
-# Extra outbox entries derived from a command (e.g. core.places: pushes to the players'
-# private places): (kind, payload) rows to write before the command's event rows, and
-# rows to write after them. Pure: it runs inside the command's transaction.
+# Extra outbox entries derived from a command, as (kind, payload) rows: storage writes
+# them and knows nothing of what they say.
 OutboxRows = list[tuple[str, dict[str, Any]]]
+# Given a command's (old state, new state, events): Discord work it makes due beyond its
+# events (e.g. core.tallies: an edit of the live count), written right after its events
+# in the same transaction.
+OutboxDeriver = Callable[[GameState, GameState, list[Event]], OutboxRows]
+# A bundler (e.g. core.places: pushes to the players' private places): rows to write
+# before the command's event rows, and rows to write after them. Pure: it runs inside
+# the command's transaction.
 Bundler = Callable[[Command, GameState, GameState, list[Event]], tuple[OutboxRows, OutboxRows]]
 
 
@@ -103,7 +106,7 @@ def outbox_rows(p: Pending, extra: list[tuple[str, str]], route: Callable[[Event
     new, events = p.out.state, p.out.events
     rows = [(EVENT_KIND, dumps(event_payload(new.seq, e))) for e in events if route(e)]
     for derive in derivers:
-        rows += [(i.kind, dumps(i.payload)) for i in derive(p.old, new, events)]
+        rows += [(kind, dumps(payload)) for kind, payload in derive(p.old, new, events)]
     for bundle in bundlers:
         first, last = bundle(p.command, p.old, new, events)
         rows = [(k, dumps(v)) for k, v in first] + rows + [(k, dumps(v)) for k, v in last]

@@ -70,6 +70,11 @@ class PriorityLock:
     def locked(self) -> bool:
         return self._locked
 
+    @property
+    def waiting(self) -> int:
+        """Acquirers waiting for the lock, foreground and background."""
+        return sum(len(w) for w in self._waiters)
+
     async def acquire(self) -> bool:
         if not self._locked:
             self._locked = True

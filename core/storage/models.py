@@ -17,6 +17,9 @@ DELIVERED = "delivered"
 PARKED = "parked"
 
 
+# No code reads or writes GuildSettings today (a game's language comes from the guild's
+# Discord locale). The table stays, empty, rather than a migration that drops it: the
+# storage tests use it as a plain table, and a later preference has its place here.
 class GuildSettings(Model):
     """Per-guild preferences the bot keeps between games."""
 

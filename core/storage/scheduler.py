@@ -49,6 +49,7 @@ class DeadlineScheduler:
         self._task: asyncio.Task[None] | None = None
         self.fired = 0  # Advances applied, for tests and the soak report
         self.reminded = 0  # scheduled Reminds applied
+        self.looked = 0  # passes over the clock: a test waits for one instead of sleeping
         service.deadline_listeners.append(self.note)
         service.reminder_listeners.append(self.note_reminder)
 
@@ -99,6 +100,21 @@ class DeadlineScheduler:
         """Re-check the clock now (tests move their fake clock and call this)."""
         self._wake.set()
 
+    def set_clock(self, now: Callable[[], datetime]) -> None:
+        """Read the time from `now` from here on (a test's virtual clock), and look now."""
+        self._now = now
+        self._wake.set()
+
+    @property
+    def busy(self) -> bool:
+        """A deadline's Advance is being applied right now."""
+        return bool(self._firing)
+
+    @property
+    def reminding(self) -> bool:
+        """A scheduled Remind is being applied right now."""
+        return bool(self._reminding)
+
     async def _run(self) -> None:
         while True:
             self._wake.clear()
@@ -122,6 +138,7 @@ class DeadlineScheduler:
                     self._reminding[game_id] = asyncio.create_task(self._remind(game_id))
                 else:
                     waits.append((due - now).total_seconds())
+            self.looked += 1
             await doze(self._wake, min([self._max_sleep, *waits]))
 
     async def _remind(self, game_id: int) -> None:

@@ -57,7 +57,7 @@ from core.storage.db import reader
 from core.storage.groupcommit import GroupCommitter, Piece
 from core.storage.hooks import Commit as Commit
 from core.storage.hooks import CommitHook as CommitHook
-from core.storage.models import EventLog, Game, GuildSettings
+from core.storage.models import EventLog, Game
 from core.storage.patches import INFO_FIELDS, patch_writer, patched
 from core.storage.patches import DiscordPatch as DiscordPatch
 from core.storage.patches import GameInfo as GameInfo
@@ -437,20 +437,11 @@ class GameService:
             raise ReplayMismatch(f"game {game_id}: stored state differs from its replay")
         return replayed
 
-    # --- guild preferences -----------------------------------------------------
-    async def guild_language(self, guild_id: int, default: str = "ru") -> str:
-        row = await GuildSettings.get_or_none(guild_id=guild_id)
-        return row.language if row else default
-
-    async def set_guild_language(self, guild_id: int, language: str) -> None:
-        # Single statements, no read-then-write transaction: safe beside other processes
-        # (two inserts of one guild meet ON CONFLICT DO NOTHING, then the UPDATE wins).
-        values = {"language": language, "updated_at": self._clock()}
-        if await GuildSettings.filter(guild_id=guild_id).update(**values):
-            return
-        await GuildSettings.bulk_create([GuildSettings(guild_id=guild_id, language=language)],
-                                        ignore_conflicts=True)
-        await GuildSettings.filter(guild_id=guild_id).update(**values)
+    @property
+    def cache(self) -> Slots:
+        """The games' locks and cached states (core/storage/cache.py), for tests and the
+        bench to look at: what is kept, what was evicted, who waits for a game."""
+        return self._slot
 
     # --- internals -------------------------------------------------------------
     def forget(self, game_id: int | None = None) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from archive.html import render
 from core.archive import GameRecord, build
+from core.i18n import t
 from core.narrate import role_name
 from tests.archive.scripted import EVIL_TEXT, play_scripted
 from tests.conftest import in_ci
@@ -137,3 +138,37 @@ def test_reads_without_javascript(browser: object, game: tuple[GameRecord, Path]
     assert roles.count() == len(record.players) and roles.first.is_visible()
     assert page.locator("#nights .secret").first.is_visible()
     assert page.locator("svg.chart").count() == len(record.days)
+
+
+def test_each_days_votes_read_as_a_table_beside_the_picture(
+        browser: object, game: tuple[GameRecord, Path]) -> None:
+    """#34: the chart in words. Every vote, change and withdrawal of a day, in order, with
+    its time, in a captioned table the chart points to (aria-describedby): what a screen
+    reader announces and what a search finds. On a wide screen it stands beside the chart."""
+    record, path = game
+    page, _ = open_page(browser, path)
+    page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    for day in record.days:
+        n = day.number
+        table = page.get_by_role("table", name=t("archive.html.votes_caption", "en", number=n))
+        assert table.get_attribute("id") == f"votes-{n}"
+        chart = page.locator(f"#day-{n} svg.chart")
+        assert chart.get_attribute("aria-describedby") == f"votes-{n}"
+        rows = table.locator("tr[data-seq]")
+        assert [int(s) for s in rows.evaluate_all("rs => rs.map(r => r.dataset.seq)")] == \
+            [s.seq for s in day.timeline.steps]
+        times = table.locator("time").evaluate_all("ts => ts.map(x => x.dateTime)")
+        assert times == [s.at.isoformat() for s in day.timeline.steps if s.at is not None]
+        assert times == sorted(times)
+        for i, step in enumerate(day.timeline.steps):
+            cells = rows.nth(i).locator("td").all_inner_texts()
+            assert step.at is not None and cells[0].endswith(step.at.strftime("%H:%M:%S"))
+            if step.target is None:  # a withdrawal says so, and whose vote it took back
+                assert step.previous is not None
+                assert cells[2] == t("archive.html.withdrawn", "en",
+                                     name=record.names[step.previous])
+        box, pic = table.bounding_box(), chart.bounding_box()
+        assert box["x"] >= pic["x"] + pic["width"] and box["y"] < pic["y"] + pic["height"]
+    assert any(s.target is None for d in record.days for s in d.timeline.steps)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#day-1").screenshot(path=str(ARTIFACTS / "archive-day-1.png"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import re
 import threading
+from html.parser import HTMLParser
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
@@ -15,6 +17,7 @@ from archive.picture import timeline_png
 from archive.svg import timeline_svg
 from core import commands as c
 from core.archive import (
+    GameRecord,
     NotFinished,
     build,
     files_for,
@@ -191,3 +194,88 @@ def test_the_archive_has_no_raw_catalogue_key(scripted, lang: str) -> None:  # t
     html = render(record, lang)
     assert not re.search(r"\b(event|desk)\.[a-z_]+\b", html), re.findall(
         r"\b(?:event|desk)\.[a-z_]+\b", html)[:5]
+
+
+HOSTILE = ("</title></style></textarea><script>window.pwned=1</script>"
+           "<img src=x onerror=\"window.pwned=2\">\"'&amp;{{ 'pw' ~ 'ned' }}")
+# every element the archive is made of: anything else came from text that was not escaped
+ARCHIVE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "p",
+                "button", "nav", "a", "section", "article", "table", "caption", "tr", "th",
+                "td", "code", "b", "span", "ul", "ol", "li", "del", "br", "div", "time",
+                "script", "svg", "rect", "line", "text", "polyline", "polygon", "circle", "g"}
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.handlers: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.handlers += [k for k, _ in attrs if k.startswith("on")]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _hostile(record: GameRecord) -> GameRecord:
+    """The record with hostile text in every field a user or a catalogue writes."""
+    out = record.model_copy(deep=True)
+    out.title = out.plot = out.roles_text = HOSTILE
+    out.names = {uid: HOSTILE for uid in out.names}
+    for p in out.players:
+        p.name = HOSTILE
+    for n in out.nights:
+        for o in n.orders:
+            o.story = HOSTILE
+    for s in out.secrets:
+        s.text = s.against = HOSTILE
+    for b in out.bonuses:
+        b.reason = HOSTILE
+    return out
+
+
+def test_no_field_can_write_markup(scripted, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A title with <script> in every field, and every catalogue text hostile too: the
+    page is made of its own elements only, runs its own script only, and shows the
+    hostile text as text (autoescape: no field depends on a filter someone remembered)."""
+    import archive.html
+    import archive.svg
+    import core.desk
+    import core.narrate
+
+    for module in (archive.html, archive.svg, core.narrate, core.desk):
+        monkeypatch.setattr(module, "t", lambda *_, **__: HOSTILE)
+    _, _, record = scripted
+    html = render(_hostile(record), "en")
+    parsed = _Tags()
+    parsed.feed(html)
+    assert set(parsed.tags) <= ARCHIVE_TAGS, set(parsed.tags) - ARCHIVE_TAGS
+    assert parsed.tags.count("script") == 1 and parsed.handlers == []
+    assert "pwned" not in "".join(parsed.text).replace("window.pwned", "")  # no template ran
+    assert "".join(parsed.text).count(HOSTILE) > 100
+
+
+def test_no_template_or_module_opts_out_of_escaping() -> None:
+    """Escaping is not a convention here: nothing in archive/ makes markup by hand."""
+    root = Path(__file__).resolve().parents[2] / "archive"
+    for path in [*root.glob("*.py"), *(root / "templates").iterdir()]:
+        text = path.read_text(encoding="utf-8")
+        for bad in ("Markup(", "markupsafe", "|safe", "| safe", "autoescape false",
+                    "autoescape=False", "html.escape", "from html import"):
+            assert bad not in text, f"{path.name}: {bad}"
+
+
+def test_the_html_archive_needs_no_matplotlib() -> None:
+    """The page, the site and the bot's import of archive.build load no matplotlib: only
+    the PNG pictures do, in the worker that draws them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, archive.build, archive.html, archive.web; "
+            "print('matplotlib' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert run.stdout.strip() == "False", run.stderr

@@ -239,7 +239,7 @@ class Lives:
         await old.close()
         bot = new_bot(self.tmp_path)
         if clock is not None:
-            bot.scheduler._now = clock  # type: ignore[method-assign]
+            bot.scheduler.set_clock(clock)
         h = self.h = Harness(bot, timeout=TIMEOUT)
         h.world = old.world  # re-attach: the same guilds, members, channels and messages
         h.fake.limits = old.world.ratelimits  # and the same rate-limit windows and clock

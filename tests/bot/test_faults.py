@@ -10,7 +10,6 @@ is lost or reordered, and what could not be done is reported to someone.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -35,7 +34,16 @@ from core.state import PhaseKind
 from core.storage import groupcommit, statements
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
-from tests.bot.helpers import EVERYTHING, Table, checkin_all, confirmed, open_table, posted, start
+from tests.bot.helpers import (
+    EVERYTHING,
+    Table,
+    checkin_all,
+    confirmed,
+    open_table,
+    posted,
+    start,
+    wait_for,
+)
 from tests.harness import Harness
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer"
@@ -199,7 +207,8 @@ async def test_a_long_rate_limit_holds_messages_back_then_they_arrive_in_order(
     assert res.ephemeral
     state = await t.state()
     assert (state.phase, state.number) == (PhaseKind.DAY, 1)
-    await asyncio.sleep(0.3)
+    # no sleep: wait until the outbox met the limit, then look at what it held back
+    await wait_for(lambda: bool(tap.asked) and limit.hits > 0, "the outbox to meet the limit")
     held = [r for r in await rows(t) if r.status == PENDING]
     assert held and all(r.attempts == 0 for r in held)  # a rate limit is not a failure
     assert len(posted(h, t.channel)) == before

@@ -64,7 +64,7 @@ async def to_night_one(h: Harness) -> Table:
 
 
 def lock_of(t: Table) -> asyncio.Lock:
-    return t.bot.service._slot(t.game_id).lock
+    return t.bot.service.cache(t.game_id).lock
 
 
 def waiters(lock: asyncio.Lock) -> int:
@@ -75,12 +75,11 @@ async def fire_deadline(t: Table) -> None:
     """Move the scheduler's clock past the current deadline and wake it."""
     deadline = (await t.state()).deadline
     assert deadline is not None
-    t.bot.scheduler._now = lambda: deadline + timedelta(seconds=1)  # type: ignore[method-assign]
-    t.bot.scheduler.wake()
+    t.bot.scheduler.set_clock(lambda: deadline + timedelta(seconds=1))
 
 
 async def scheduler_idle(t: Table) -> None:
-    await until(lambda: not t.bot.scheduler._firing, "the scheduler's fire to end")
+    await until(lambda: not t.bot.scheduler.busy, "the scheduler's fire to end")
 
 
 Contender = Callable[[], Any]

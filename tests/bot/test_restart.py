@@ -9,7 +9,6 @@ one that passed while the bot was down fires at once.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 
 from bot import MafiaBot
@@ -58,19 +57,27 @@ async def test_buttons_and_the_vote_menu_work_after_a_restart(lives: Lives) -> N
     await h.bot.service.verify(t.game_id)  # type: ignore[attr-defined]
 
 
+async def looked_again(bot: MafiaBot) -> None:
+    """Wait until the scheduler has gone over its (virtual) clock once more from now: what
+    was due then is firing (`busy`) or fired; what was not, is not (no sleeping)."""
+    before = bot.scheduler.looked
+    bot.scheduler.wake()
+    await wait_for(lambda: bot.scheduler.looked > before, "the scheduler to look at its clock")
+
+
 async def test_a_pending_deadline_is_resumed_after_a_restart(lives: Lives) -> None:
     h = lives.h
     t = await day_one(h)
     deadline = (await t.state()).deadline
     assert deadline is not None
-    h = await lives.restart()
+    h = await lives.restart(clock=lambda: deadline - timedelta(seconds=1))  # a virtual clock
     t = rebind(t, h)
     bot: MafiaBot = h.bot  # type: ignore[assignment]
     assert bot.scheduler.deadlines == {t.game_id: deadline}
-    await asyncio.sleep(0.05)
-    assert bot.scheduler.fired == 0 and await t.phase() == (PhaseKind.DAY, 1)
-    bot.scheduler._now = lambda: deadline + timedelta(seconds=1)  # type: ignore[method-assign]
-    bot.scheduler.wake()
+    await looked_again(bot)  # a second before the deadline: nothing fires
+    assert bot.scheduler.fired == 0 and not bot.scheduler.busy
+    assert await t.phase() == (PhaseKind.DAY, 1)
+    bot.scheduler.set_clock(lambda: deadline + timedelta(seconds=1))
     await wait_for(lambda: bot.scheduler.fired == 1, "the resumed deadline to fire")
     assert await t.phase() == (PhaseKind.NIGHT, 1)
     await t.settle()
@@ -93,6 +100,6 @@ async def test_an_overdue_deadline_fires_at_once_after_a_restart(lives: Lives) -
     assert (state.phase, state.number) == (PhaseKind.NIGHT, 1)
     assert state.deadline == deadline + timedelta(hours=2, minutes=state.options.night_minutes)
     assert state.days[-1].number == 1  # day 1 was closed exactly once
-    await asyncio.sleep(0.05)
-    assert bot.scheduler.fired == 1  # and the new night's deadline is not due yet
+    await looked_again(bot)
+    assert bot.scheduler.fired == 1 and not bot.scheduler.busy  # the night's is not due yet
     await bot.service.verify(t.game_id)

@@ -2,7 +2,9 @@
 
 For the commands below the list and the rules must agree both ways: a listed command
 is accepted for some target, an unlisted one is refused for every target. A guide that
-offered a dead end, or hid a command the rules take, fails here.
+offered a dead end, or hid a command the rules take, fails here. The master's guarded
+commands (core.guards) are held closer still: a guard that refuses is the engine's
+refusal, word for word, for every target.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from hypothesis import strategies as st
 from core import commands as c
 from core.engine import apply
 from core.errors import RuleError
+from core.guards import MASTER_COMMANDS
 from core.legal import legal_commands
 from core.sim import MASTER, Table, random_phase
 from core.state import GameState, Options
@@ -24,10 +27,11 @@ from core.state import GameState, Options
 OUTSIDER = 99
 
 
-def attempts(state: GameState, uid: int, name: str, at: datetime) -> list[c.Command]:
+def attempts(state: GameState, uid: int, name: str, at: datetime,
+             admin: bool = False) -> list[c.Command]:
     """Every way to send the command `name`: one command per possible target."""
     seats = [p.uid for p in state.players]
-    by = {"by": uid, "at": at}
+    by = {"by": uid, "at": at, "admin": admin}
     match name:
         case "vote":
             return [c.Vote(**by, target=t) for t in seats]
@@ -57,14 +61,22 @@ def attempts(state: GameState, uid: int, name: str, at: datetime) -> list[c.Comm
             return [c.Away(**by)]
         case "game cancel":
             return [c.Cancel(**by)]
+        case "game setup":
+            return [c.Configure(**by, roles=f"mafioso; citizen x{max(len(seats), 6) - 1}")]
+        case "master bonus":
+            return [c.Bonus(**by, target=t, amount=1, reason="style") for t in seats]
+        case "master prod":
+            return [c.Remind(**by)]
     raise AssertionError(name)
 
 
 CHECKED = ("vote", "checkin", "game join", "game leave", "game start", "master advance",
-           "master extend", "master kick")
+           "master extend", "master kick", "master bonus", "game cancel")
 #: Listed, these may still be refused for want of a target (no vote to withdraw, no
-#: dead to exclude, no move tonight); left out, they are refused whatever the target.
-LISTED_OR_REFUSED = ("unvote", "night", "share", "occult exclude", "away", "game cancel")
+#: dead to exclude, no move tonight, nobody owing his turn, a composition the deal
+#: refuses); left out, they are refused whatever the target.
+LISTED_OR_REFUSED = ("unvote", "night", "share", "occult exclude", "away", "master prod",
+                     "game setup")
 
 
 def accepted(state: GameState, cmd: c.Command) -> bool:
@@ -75,17 +87,40 @@ def accepted(state: GameState, cmd: c.Command) -> bool:
     return True
 
 
+def senders(state: GameState) -> list[tuple[int, bool]]:
+    """(uid, holds "Manage Server"): the master, an outsider, an outsider admin (a stand-in
+    host), a seated admin (never a master), and every seat."""
+    seats = [p.uid for p in state.players]
+    return [(MASTER, False), (OUTSIDER, False), (OUTSIDER, True),
+            *([(seats[0], True)] if seats else []), *((u, False) for u in seats)]
+
+
 def check(state: GameState, at: datetime,
-          lister: Callable[[GameState, int], list[str]] = legal_commands) -> None:
-    for uid in [MASTER, OUTSIDER, *(p.uid for p in state.players)]:
-        listed = lister(state, uid)
+          lister: Callable[..., list[str]] = legal_commands) -> None:
+    for uid, admin in senders(state):
+        listed = lister(state, uid, admin=admin)
+        why = (uid, admin, state.phase, state.number, listed)
         for name in CHECKED:
-            ok = any(accepted(state, cmd) for cmd in attempts(state, uid, name, at))
-            assert ok == (name in listed), (name, uid, state.phase, state.number, listed)
+            ok = any(accepted(state, cmd) for cmd in attempts(state, uid, name, at, admin))
+            assert ok == (name in listed), (name, *why)
         for name in LISTED_OR_REFUSED:
             if name not in listed:
-                ok = any(accepted(state, cmd) for cmd in attempts(state, uid, name, at))
-                assert not ok, (name, uid, state.phase, state.number, listed)
+                ok = any(accepted(state, cmd) for cmd in attempts(state, uid, name, at, admin))
+                assert not ok, (name, *why)
+        check_guards(state, uid, admin, at)
+
+
+def check_guards(state: GameState, uid: int, admin: bool, at: datetime) -> None:
+    """A guarded command its guard refuses is refused by the engine in the guard's words,
+    whatever its arguments."""
+    for name, guard in MASTER_COMMANDS.items():
+        try:
+            guard(state, uid, admin)
+        except RuleError as refused:
+            for cmd in attempts(state, uid, name, at, admin):
+                with pytest.raises(RuleError) as got:
+                    apply(state, cmd)
+                assert got.value.code == refused.code, (name, uid, admin, cmd)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -112,7 +147,18 @@ def test_the_check_sees_a_command_listed_wrongly_or_left_out() -> None:
     table = Table(1, 7, Options())
     check(table.state, table.tick())
     with pytest.raises(AssertionError):
-        check(table.state, table.tick(), lambda s, u: [*legal_commands(s, u), "vote"])
+        check(table.state, table.tick(),
+              lambda s, u, admin: [*legal_commands(s, u, admin=admin), "vote"])
     with pytest.raises(AssertionError):
         check(table.state, table.tick(),
-              lambda s, u: [x for x in legal_commands(s, u) if x != "game start"])
+              lambda s, u, admin: [x for x in legal_commands(s, u, admin=admin)
+                                   if x != "game start"])
+
+
+def test_every_master_command_is_guarded_or_listed_by_phase() -> None:
+    """Nothing the master may send is left out of /help's order, and every guard names a
+    command /help knows."""
+    from core.legal import MASTER_ORDER
+
+    assert set(MASTER_COMMANDS) <= set(MASTER_ORDER)
+    assert [n for n in MASTER_ORDER if n in MASTER_COMMANDS] == list(MASTER_COMMANDS)

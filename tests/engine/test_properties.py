@@ -14,6 +14,7 @@ from core.rules.channels import known_by, known_to
 from core.rules.victory import verdict
 from core.sim import MASTER, Played, play
 from core.state import GameState, Options
+from tests.conftest import slow_property
 
 options_st = st.builds(
     Options,
@@ -79,7 +80,8 @@ def test_replay_reproduces_identical_events(game: tuple[int, int, Options]) -> N
     assert events == played.events
 
 
-@SETTINGS
+@pytest.mark.slow_property
+@slow_property
 @given(games_st)
 def test_dead_players_never_act(game: tuple[int, int, Options]) -> None:
     """Every command from a dead player is refused, except ghost votes while the occultist lives."""
@@ -142,7 +144,8 @@ def _commands_with_events(played: Played):
         yield cmd, out.events
 
 
-@SETTINGS
+@pytest.mark.slow_property
+@slow_property
 @given(games_st, st.booleans(), st.booleans())
 def test_known_by_is_known_to_turned_around(game: tuple[int, int, Options], sergeant: bool,
                                            graveyard: bool) -> None:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Hashable
 from datetime import datetime, timedelta
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from core import commands as c
@@ -30,6 +31,7 @@ from core.rules.shop import DAY_SPELLS, ITEMS, SPELL_PRICES, attacker_kinds
 from core.sim import MASTER, Table, random_phase
 from core.state import GameState, Options
 from core.visibility import card, public_view
+from tests.conftest import slow_property
 
 FUNDS = 10_000
 # Results the rules give the sender on purpose, not the acceptance: a Helplessness
@@ -192,7 +194,8 @@ def stir(table: Table, rng: random.Random) -> None:
             table.send(cmd)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.slow_property
+@slow_property
 @given(seed=st.integers(0, 10**6), players=st.integers(6, 13), reveal=st.booleans(),
        phases=st.integers(0, 6))
 def test_refusals_do_not_depend_on_hidden_facts(seed: int, players: int, reveal: bool,

@@ -24,15 +24,15 @@ from .test_storage_scheduler import MASTER, T0, started_game
 async def test_evicted_games_reload_and_play_on(storage_db: str) -> None:
     svc = GameService(cache_size=2, compact_size=0)
     games = [await started_game(svc, channel=10 + i) for i in range(4)]
-    assert len(svc._slot) == 2  # only the two games touched last keep their state
-    cached = [g for g in games if svc._slots.get(g) is not None
-              and svc._slots[g].state is not None]
+    assert len(svc.cache) == 2  # only the two games touched last keep their state
+    cached = [g for g in games if svc.cache.slots.get(g) is not None
+              and svc.cache.slots[g].state is not None]
     assert cached == games[2:]
-    assert games[0] not in svc._slots  # an evicted game's slot goes too (its lock was free)
+    assert games[0] not in svc.cache.slots  # an evicted game's slot goes too (its lock was free)
     for round_ in range(2):  # every command meets an evicted game: read, apply, evict
         for i, gid in enumerate(games):
             await svc.apply(gid, c.CheckIn(by=100 + round_ * 3 + i % 3, at=T0))
-            assert len(svc._slot) <= 2
+            assert len(svc.cache) <= 2
     for gid in games:
         state = await svc.state(gid)  # read back from the database when evicted
         assert state == await svc.verify(gid)  # the stored state is the replay's, exactly
@@ -48,11 +48,11 @@ async def test_compacted_games_play_on_without_reading_the_database(
     nothing for the garbage collector): its next command parses it, reads no row."""
     svc = GameService(cache_size=2, compact_size=2)
     games = [await started_game(svc, channel=10 + i) for i in range(6)]
-    parsed = [g for g in games if g in svc._slots and svc._slots[g].state is not None]
-    compact = [g for g in games if g in svc._slots and svc._slots[g].compacted]
+    parsed = [g for g in games if g in svc.cache.slots and svc.cache.slots[g].state is not None]
+    compact = [g for g in games if g in svc.cache.slots and svc.cache.slots[g].compacted]
     assert parsed == games[4:] and compact == games[2:4]
-    assert games[0] not in svc._slots and games[1] not in svc._slots  # past both tiers
-    assert (len(svc._slot), svc._slot.compacted) == (2, 2)
+    assert games[0] not in svc.cache.slots and games[1] not in svc.cache.slots  # past both tiers
+    assert (len(svc.cache), svc.cache.compacted) == (2, 2)
     expected = {g: (await GameService().state(g)) for g in compact}  # another reader's
     with monkeypatch.context() as mp:
         def no_read(*args: object, **kwargs: object) -> None:
@@ -63,7 +63,7 @@ async def test_compacted_games_play_on_without_reading_the_database(
             assert (await svc.info(gid)).id == gid  # the row's columns are cached too
             assert await svc.state(gid) == expected[gid]  # parsed back: equal
             await svc.apply(gid, c.CheckIn(by=100, at=T0))
-    assert svc._slot.compacted == 2 and len(svc._slot) == 2
+    assert svc.cache.compacted == 2 and len(svc.cache) == 2
     for gid in games:  # whatever tier it was in, every game plays on exactly
         await svc.apply(gid, c.CheckIn(by=101, at=T0))
         assert await svc.state(gid) == await svc.verify(gid)
@@ -74,10 +74,10 @@ async def test_compacted_games_play_on_without_reading_the_database(
 async def test_a_locked_game_keeps_its_slot_when_evicted(storage_db: str) -> None:
     svc = GameService(cache_size=1, compact_size=0)
     first = await started_game(svc, channel=10)
-    lock = svc._slots[first].lock
+    lock = svc.cache.slots[first].lock
     async with lock:  # a command of `first` in flight
         await started_game(svc, channel=11)  # evicts first's state, not its slot
-        assert svc._slots[first].lock is lock and svc._slots[first].state is None
+        assert svc.cache.slots[first].lock is lock and svc.cache.slots[first].state is None
         blocked = asyncio.ensure_future(svc.apply(first, c.CheckIn(by=100, at=T0)))
         await asyncio.sleep(0.01)
         assert not blocked.done()  # still serialized behind the lock
@@ -103,7 +103,7 @@ async def test_restart_rearms_from_columns(storage_db: str) -> None:
     assert deadlines == {g: s.deadline for g, s in zip(gids, states, strict=True)}
     assert reminders == {g: reminder_at(s) for g, s in zip(gids, states, strict=True)}
     assert all(r is not None for r in reminders.values())
-    assert [i.id for i in infos] == gids and len(fresh._slot) == 0
+    assert [i.id for i in infos] == gids and len(fresh.cache) == 0
 
 
 async def test_a_database_from_before_the_reminder_column(storage_url: str) -> None:

@@ -58,7 +58,7 @@ async def test_a_held_game_does_not_block_others(game_service: GameService) -> N
     svc = game_service
     busy = await svc.create(1, 10, MASTER, "Busy")
     free = [await svc.create(1, 20 + i, MASTER, f"Free {i}") for i in range(5)]
-    lock = svc._slots[busy].lock
+    lock = svc.cache.slots[busy].lock
     await lock.acquire()  # stands for a command stuck on this game
     try:
         waiting = asyncio.create_task(svc.apply(busy, c.Join(by=100, at=T0, name="W")))

@@ -234,16 +234,17 @@ async def test_resumes_after_restart(storage_url: str) -> None:
     gid = await game_with_entries(svc, 10, 5)
     first_run: list[int] = []
     hang = asyncio.Event()
+    sending_3 = asyncio.Event()
 
     async def deliver_then_die(entry: OutboxEntry) -> None:
         if entry.payload["i"] == 3:
+            sending_3.set()
             await hang.wait()  # the bot dies while sending entry 3
         first_run.append(entry.payload["i"])
 
     worker = OutboxWorker(deliver_then_die, service=svc, backoff=TINY)
     await worker.start()
-    await until(lambda: len(first_run) == 2)
-    await asyncio.sleep(0.01)
+    await asyncio.wait_for(sending_3.wait(), 30)  # no sleep: the worker is inside entry 3
     await worker.stop()
     await close_db()
     assert first_run == [1, 2]

@@ -10,6 +10,8 @@ import pytest
 from core.storage.db import PriorityLock, background
 from core.storage.models import GuildSettings
 
+from .helpers import until
+
 
 async def _queue(lock: PriorityLock, order: list[str], name: str, *, bg: bool) -> None:
     with background(bg):
@@ -81,9 +83,9 @@ async def test_sqlite_queries_and_transactions_take_the_priority_lock(storage_db
         order.append("write")
 
     reading = asyncio.create_task(read())
-    await asyncio.sleep(0.01)
+    await until(lambda: lock.waiting == 1)  # no sleep: the read is queued
     writing = asyncio.create_task(write())
-    await asyncio.sleep(0.01)
+    await until(lambda: lock.waiting == 2)
     assert order == []  # both wait for the lock
     lock.release()
     await asyncio.gather(reading, writing)

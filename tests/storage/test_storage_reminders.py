@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import timedelta
 
@@ -16,6 +15,7 @@ from core.storage.models import EventLog, Outbox
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import EVENT_KIND, GameService
 
+from .helpers import looked_again
 from .test_storage_scheduler import MASTER, T0, Clock, started_game, until
 
 
@@ -37,9 +37,8 @@ async def test_reminder_fires_once_at_the_lead_time(game_service: GameService) -
     await sched.start()
     try:
         assert sched.reminders == {gid: due}
-        sched.wake()
-        await asyncio.sleep(0.02)
-        assert sched.reminded == 0
+        await looked_again(sched)
+        assert sched.reminded == 0 and not sched.reminding
         clock.now = due
         sched.wake()
         await until(lambda: sched.reminded == 1)
@@ -98,8 +97,9 @@ async def test_reminders_survive_restarts_and_are_never_repeated(storage_url: st
         sched = DeadlineScheduler(svc, now=Clock(due + timedelta(minutes=10)))
         await sched.start()
         assert sched.reminders == {}
-        await asyncio.sleep(0.02)
-        assert sched.reminded == 0 and len(await reminder_entries(gid)) == 7
+        await looked_again(sched)
+        assert sched.reminded == 0 and not sched.reminding
+        assert len(await reminder_entries(gid)) == 7
         await sched.stop()
         await svc.close()
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 
 from core import commands as c
@@ -13,7 +12,7 @@ from core.storage.db import close_db, init_db
 from core.storage.models import EventLog
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameService
-from tests.storage.helpers import until
+from tests.storage.helpers import looked_again, until
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -44,9 +43,9 @@ async def test_deadline_fires_and_rearms(game_service: GameService) -> None:
     await sched.start()
     try:
         assert sched.deadlines == {gid: first}
-        sched.wake()
-        await asyncio.sleep(0.02)
-        assert (await svc.state(gid)).number == 0 and sched.fired == 0  # not yet
+        await looked_again(sched)
+        assert not sched.busy and sched.fired == 0  # not yet
+        assert (await svc.state(gid)).number == 0
         clock.now = first
         sched.wake()
         await until(lambda: sched.fired == 1)
@@ -74,9 +73,8 @@ async def test_extend_moves_the_deadline(game_service: GameService) -> None:
         later = first + timedelta(minutes=60)
         assert sched.deadlines == {gid: later}
         clock.now = first
-        sched.wake()
-        await asyncio.sleep(0.02)
-        assert sched.fired == 0
+        await looked_again(sched)
+        assert sched.fired == 0 and not sched.busy
         clock.now = later
         sched.wake()
         await until(lambda: sched.fired == 1)

@@ -119,7 +119,7 @@ async def test_failed_commit_writes_nothing_and_drops_the_cache(
     with pytest.raises(OSError):
         await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert await dump_tables() == before
-    assert svc._slots[gid].state is None  # the next command re-reads the database
+    assert svc.cache.slots[gid].state is None  # the next command re-reads the database
     monkeypatch.setattr(statements, "run_script", real)
     applied = await svc.apply(gid, c.Join(by=300, at=T0, name="X"))
     assert applied.seq == 7 and (await svc.state(gid)).player(300) is not None
@@ -279,10 +279,3 @@ async def test_schema_is_migrated_once_and_models_match_migrations(storage_url: 
         assert changes == [], "models changed without a migration: run makemigrations"
     finally:
         await close_db()
-
-
-async def test_guild_language(game_service: GameService) -> None:
-    assert await game_service.guild_language(5) == "ru"
-    await game_service.set_guild_language(5, "en")
-    await game_service.set_guild_language(5, "en")
-    assert await game_service.guild_language(5) == "en"
