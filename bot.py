@@ -22,8 +22,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from cogs.delivery import LANES, Delivery, lane, route
 from cogs import sharedbudget
+from cogs.delivery import LANES, Delivery, lane, route
 from cogs.ratelimits import install
 from cogs.utils import bot as shared
 from cogs.utils.errors import send_error

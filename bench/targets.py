@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import random
 import resource
 import time
@@ -226,7 +227,7 @@ def _pct(values: list[float], q: float) -> float:
 
 async def measure(workdir: Path, sizes: TargetSizes, *, seed: int = 30,
                   log: Callable[[str], None] = print) -> dict[str, Any]:
-    workdir.mkdir(parents=True, exist_ok=True)
+    os.makedirs(workdir, exist_ok=True)
     rng = random.Random(seed)
     async with storm_bot(workdir) as base:
         bench = GroupBench(base.h, base.bot, base.probe)

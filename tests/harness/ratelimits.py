@@ -274,5 +274,5 @@ class RateLimits:
         return body, headers
 
 
-__all__ = ["GLOBAL_LIMIT", "OLD_EDIT_CODE", "OLD_EDIT_MESSAGE", "ROUTE_LIMITS", "Limit", "RateLimitHit", "RateLimits",
-           "VirtualClock", "bucket_hash"]
+__all__ = ["GLOBAL_LIMIT", "OLD_EDIT_CODE", "OLD_EDIT_MESSAGE", "ROUTE_LIMITS", "Limit",
+           "RateLimitHit", "RateLimits", "VirtualClock", "bucket_hash"]
