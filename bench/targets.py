@@ -80,8 +80,8 @@ class TargetSizes:
 
 QUICK = TargetSizes(storm_games=40, steady_games=20, steady_rate=10.0, steady_seconds=30.0,
                     steady_commands=30_000, storm_rate=10.0)
-SMOKE = TargetSizes(storm_games=4, per_guild=2, steady_games=2, steady_rate=5.0,
-                    steady_seconds=2.0, steady_commands=10, storm_rate=5.0,
+SMOKE = TargetSizes(storm_games=2, per_guild=1, steady_games=1, steady_rate=5.0,
+                    steady_seconds=1.0, steady_commands=4, storm_rate=2.0,
                     storm_timeout_s=120.0)
 
 
