@@ -117,7 +117,7 @@ class MafiaBot(shared.MafiaBot):
         if self.coordination is None and self.shard_count is not None and self.http.token:
             self.coordination = await sharedbudget.coordinate(
                 self.http, self.budget, self.http.token, self.settings.database_url,
-                self.shard_count, f"{os.getpid()}:{getattr(self, 'shard_ids', None)}")
+                self.shard_count, getattr(self, "shard_ids", None))
         await self.load_extension("cogs.translator")
         for ext in EXTENSIONS:  # by name: each registers its own persistent components
             await self.load_extension(ext)

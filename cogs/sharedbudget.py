@@ -32,6 +32,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 import time
 import zlib
 from collections import deque
@@ -52,6 +54,9 @@ INVALID_BAN = 10_000
 WARN_INVALID = 1_000
 STOP_INVALID = 5_000  # half the ban: every process slows to TRICKLE
 TRICKLE = 1
+#: what an idle process keeps, so its next request (an interaction may wait on it) need
+#: not wait for a renewal
+FLOOR = 2
 IDENTIFY_WINDOW = 5.0  # Discord: one IDENTIFY per max_concurrency bucket per 5 s
 IDENTIFY_MARGIN = 0.25
 
@@ -215,7 +220,7 @@ class PostgresShares:
             committed = sum(max(r["share"], r["claim"]) for r in rows)
             wanted = demand + sum(r["demand"] for r in rows)
             fair = self.limit if wanted <= 0 else int(self.limit * demand / wanted)
-            share = max(0, min(max(fair, 1 if demand > 0 else 0), self.limit - committed))
+            share = max(0, min(max(fair, FLOOR), self.limit - committed))
             await conn.execute(
                 "INSERT INTO discord_budget_shares AS s VALUES ($1, $2, $3, $4, $5, $6) "
                 "ON CONFLICT (token, process) DO UPDATE SET share = $3, claim = $4, "
@@ -385,8 +390,9 @@ def wanted(database_url: str, shard_count: int | None) -> bool:
 
 
 async def coordinate(http: Any, budget: RateBudget, token: str, database_url: str,
-                     shard_count: int | None, process: str) -> Coordination:
+                     shard_count: int | None, shard_ids: Any = None) -> Coordination:
     """Start the coordination of a bot process (after login, before the gateway)."""
+    process = f"{socket.gethostname()}:{os.getpid()}:{shard_ids}"
     watch = RequestWatch()
     watch_http(http, watch)
     key = token_key(token)
