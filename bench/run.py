@@ -430,7 +430,7 @@ def table(out: dict[str, Any]) -> str:
            "see docs/performance.md") + ")")
     for name, t in out["targets"].items():
         verdict = "not measured" if t.get("measured") is False else \
-            "met" if t["met"] else "MISSED"
+            "reported" if t["met"] is None else "met" if t["met"] else "MISSED"
         beside = f"  (strict bound {_f(t['bound_s'], 2)} s)" if "bound_s" in t else ""
         add(f"  {name:<28} {_f(t['value'], 3):>8}  target {t['target']:<13} "
             f"{verdict}{beside}")
@@ -461,10 +461,12 @@ def targets_table(out: dict[str, Any]) -> str:
         f"{_f(sm['lynched_per_day_end'], 2)} hanged each), {sm['commands']} commands sent "
         f"from that second",
         f"    every announcement {_f(sm['announce_s'], 2)} s ({sm['announce_requests']} "
-        f"requests, strict bound {_f(sm['announce_bound_s'], 2)} s); everything "
+        f"messages to the games' channels, strict bound {_f(sm['announce_bound_s'], 2)} s); "
+        "everything "
         f"{_f(sm['all_s'], 2)} s ({sm['requests']} requests, strict bound (R-50)/50 = "
         f"{_f(sm['all_bound_s'], 2)} s); 429s {sm['limited']}",
-        f"    REST per game: night end {_f(sm['rest_per_game_night_end'], 2)}, lynch "
+        f"    REST per game (quiet guilds: {sm['quiet_games']}): night end "
+        f"{_f(sm['rest_per_game_night_end'], 2)}, lynch "
         f"{_f(sm['rest_per_game_lynch'], 2)} ({sm['rest_without_guild']} requests without "
         f"a guild, {sm['rest_steady_guilds']} to the steady games' guilds); interactions "
         f"p50 {_f(sm['interactions']['p50_ms'])} ms, p99 "
