@@ -22,6 +22,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from cogs import sharedbudget
 from cogs.delivery import LANES, Delivery, lane, route
 from cogs.ratelimits import install
 from cogs.utils import bot as shared
@@ -99,6 +100,9 @@ class MafiaBot(shared.MafiaBot):
         # private pushes, then cosmetic edits, games taking turns.
         self.budget = RateBudget()
         self.budgeted = install(self, self.budget)
+        # shared with the other processes of the token (cogs/sharedbudget.py); set up
+        # after login in setup_hook
+        self.coordination: sharedbudget.Coordination | None = None
         self.delivery = Delivery(self)
         self.outbox = OutboxWorker(self.delivery.deliver, notify_parked=self.delivery.parked,
                                    service=self.service,
@@ -111,6 +115,10 @@ class MafiaBot(shared.MafiaBot):
     async def setup_hook(self) -> None:
         if self.manage_db:
             await init_db(self.settings.database_url)
+        if self.coordination is None and self.shard_count is not None and self.http.token:
+            self.coordination = await sharedbudget.coordinate(
+                self.http, self.budget, self.http.token, self.settings.database_url,
+                self.shard_count, getattr(self, "shard_ids", None))
         await self.load_extension("cogs.translator")
         for ext in EXTENSIONS:  # by name: each registers its own persistent components
             await self.load_extension(ext)
@@ -129,9 +137,18 @@ class MafiaBot(shared.MafiaBot):
             log.info("%s", ready_line(str(self.user), len(self.guilds), self.resumed,
                                       console_lang()))
 
+    async def before_identify_hook(self, shard_id: int | None, *,
+                                   initial: bool = False) -> None:
+        """Identify within Discord's max_concurrency buckets, with the other processes."""
+        if self.coordination is None:
+            await super().before_identify_hook(shard_id, initial=initial)
+            return
+        await self.coordination.identify.before_identify(shard_id)
+
     async def close(self) -> None:
         await self.outbox.stop()
         await self.scheduler.stop()
+        await sharedbudget.close(self.coordination)
         await super().close()
         await self.service.close()
         if self.manage_db:

@@ -152,6 +152,7 @@ async def stream(workdir: Path, *, games: int, workers: int, samples: int,
                 finally:
                     busy.discard(gid)
 
+        marks = await _marks(workdir / "stream.db")
         transactions = svc._group.transactions
         cpu, wall = time.process_time(), time.perf_counter()
         await asyncio.gather(*(client() for _ in range(min(workers, games))))
@@ -165,10 +166,55 @@ async def stream(workdir: Path, *, games: int, workers: int, samples: int,
     after = await floor.bare_commits(workdir / "stream-floor-2.db", floor_commits)
     floor_per_s = (before["commits_per_s"] + after["commits_per_s"]) / 2
     per_s = committed / wall if wall else float("nan")
+    # the floor doing the same writes in the same grouping (issue 30): the rows the
+    # stream wrote, counted and sized in its database, committed bare in as many
+    # transactions of as many commands
+    work = await _work(workdir / "stream.db", marks, committed)
+    same = await floor.same_work(
+        workdir / "stream-floor-same.db", transactions=max(1, transactions),
+        commands_per_transaction=committed / max(1, transactions),
+        rows_per_command=work["rows_per_command"], row_bytes=work["row_bytes"],
+        state_bytes=work["state_bytes"])
     return {"games": games, "players": players, "workers": min(workers, games),
             "commands": committed, "refused": refused, "seconds": wall, "verified": len(ids),
             "commands_per_s": per_s, "cpu_ms_per_command": cpu / max(1, committed) * 1e3,
             "commands_per_transaction": committed / max(1, transactions),
             "floor_before_per_s": before["commits_per_s"],
             "floor_after_per_s": after["commits_per_s"], "floor_per_s": floor_per_s,
-            "ratio": per_s / floor_per_s}
+            "ratio": per_s / floor_per_s,
+            "same_work": {**work, **same}, "same_work_floor_per_s": same["commands_per_s"],
+            "same_work_ratio": per_s / same["commands_per_s"]}
+
+
+async def _marks(path: Path) -> dict[str, int]:
+    """The last row id of each table the stream inserts into."""
+    import aiosqlite
+
+    async with aiosqlite.connect(path) as db:
+        out = {}
+        for table in ("event_log", "outbox"):
+            async with db.execute(f"SELECT coalesce(max(id), 0) FROM {table}") as cur:
+                row = await cur.fetchone()
+            out[table] = int(row[0]) if row else 0
+        return out
+
+
+async def _work(path: Path, marks: dict[str, int], committed: int) -> dict[str, Any]:
+    """Rows per command and their mean size, of the rows written after `marks`."""
+    import aiosqlite
+
+    sizes = {"event_log": "length(command) + length(events)", "outbox": "length(payload)"}
+    rows: dict[str, float] = {}
+    nbytes: dict[str, float] = {}
+    async with aiosqlite.connect(path) as db:
+        for table, size in sizes.items():
+            async with db.execute(f"SELECT count(*), coalesce(avg({size}), 0) FROM {table} "
+                                  "WHERE id > ?", (marks[table],)) as cur:
+                row = await cur.fetchone()
+            count, mean = (row[0], row[1]) if row else (0, 0.0)
+            rows[table] = count / max(1, committed)
+            nbytes[table] = float(mean)
+        async with db.execute("SELECT coalesce(avg(length(state)), 0) FROM game") as cur:
+            row = await cur.fetchone()
+    return {"rows_per_command": rows, "row_bytes": nbytes,
+            "state_bytes": float(row[0]) if row else 0.0}

@@ -19,8 +19,15 @@ Sections (README, "Performance"):
   archive   the archive and vote pictures of a 30-player 15-day game, and the event
             loop's lateness while they are built (bench/archive.py)
 
+  targets   issue 30's rows, Discord's limits in real time, no virtual clock where a
+            REST figure is taken (bench/targets.py): REST per command and per phase
+            change, a storm of night ends with deaths and lynch day ends, durable p99,
+            outbox lag, memory per game at day 3
+
 --smoke runs tiny sizes (what CI runs through tests/test_bench_smoke.py): it checks
-that everything still works; its figures mean nothing.
+that everything still works; its figures mean nothing. --quick (or MAFIA_BENCH_QUICK=1)
+runs every section small enough to finish in minutes on a shared machine: its figures
+are quick-mode figures (docs/performance.md, "Method"), not the targets' full sizes.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from . import backends, floor, resume
 from . import balance as balance_bench
 from . import engine as engine_bench
 from . import scale as scale_bench
+from . import targets as targets_bench
 from .e2e import Bench, measure
 from .processes import measure as measure_processes
 from .rest import CHANNEL_LIMIT, rest_per_game
@@ -90,6 +98,8 @@ class Sizes:
     postgres: str | None = None
     archive_players: int = 30
     archive_days: int = 15
+    targets: targets_bench.TargetSizes = field(default_factory=targets_bench.TargetSizes)
+    mode: str = "full"
 
 
 SMOKE = Sizes(
@@ -100,7 +110,19 @@ SMOKE = Sizes(
     rotate=3, live_games=4, backend_games=2, backend_players=6, stream_games=3,
     stream_workers=2, stream_samples=6, archive_players=8,
     archive_days=2, storm_games=3, storm_rate=5.0, scale_games=6, scale_templates=2,
-    scale_samples=6, scale_rate=1.0,
+    scale_samples=6, scale_rate=1.0, targets=targets_bench.SMOKE, mode="smoke",
+)
+
+QUICK = Sizes(
+    engine_players=[10, 20, 30], engine_min_games=2, engine_budget_s=1.0,
+    night_players=[6, 12, 18, 24, 30], night_seeds=2, night_repeat=3, floor_commits=500,
+    e2e_games=[1, 50], e2e_samples={1: 90, 50: 300}, per_game_rate=0.2,
+    saturated_samples=300, saturated_workers=16, processes=2, process_games=20,
+    process_samples=200, process_workers=8, rotate=30, live_games=100, backend_games=4,
+    backend_players=12, stream_games=16, stream_workers=16, stream_samples=800,
+    storm_games=40, storm_rate=10.0, scale_games=300, scale_templates=10,
+    scale_samples=300, scale_rate=1.0, archive_players=30, archive_days=15,
+    targets=targets_bench.QUICK, mode="quick",
 )
 
 
@@ -194,6 +216,10 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
         workdir / "scale", sizes.scale_games, samples=sizes.scale_samples,
         rate_per_game=sizes.scale_rate, templates=sizes.scale_templates, log=log)
 
+    log("targets: issue 30's rows, Discord's limits in real time ...")
+    out["targets_run"] = await targets_bench.measure(workdir / "targets", sizes.targets,
+                                                     log=log)
+
     out["machine"]["load_after"] = os.getloadavg()[0]
     out["targets"] = targets(out)
     out["seconds"] = time.perf_counter() - started
@@ -251,6 +277,16 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
             "target": f"<= {CHANNEL_LIMIT}",
             "met": max(out["rest"]["channel_peak"]["peak"],
                        out["storm"]["channel_peak"]["peak"]) <= CHANNEL_LIMIT},
+        **targets_bench.targets(out["targets_run"]),
+        # the stream against a floor doing the same writes in the same grouping (the
+        # single-row floor above is the disk's)
+        "stream_over_same_work_floor": {
+            "value": out["stream"]["same_work_ratio"], "target": ">= 0.4",
+            "met": out["stream"]["same_work_ratio"] >= 0.4},
+        # 4 shard processes on PostgreSQL sharing one fake Discord: not built yet
+        "scaleout_games": {"value": None, "target": ">= 20000", "met": False,
+                           "measured": False},
+        "scaleout_429": {"value": None, "target": "0", "met": False, "measured": False},
     }
 
 
@@ -396,10 +432,17 @@ def table(out: dict[str, Any]) -> str:
     add("")
     add(balance_bench.table(out["balance"]))
     add("")
-    add("TARGETS")
+    add(targets_table(out))
+    add("")
+    add(f"TARGETS ({out['sizes']['mode']} mode"
+        + ("" if out["sizes"]["mode"] == "full" else ": figures at reduced sizes, "
+           "see docs/performance.md") + ")")
     for name, t in out["targets"].items():
-        add(f"  {name:<24} {_f(t['value'], 3):>8}  target {t['target']:<13} "
-            f"{'met' if t['met'] else 'MISSED'}")
+        verdict = "not measured" if t.get("measured") is False else \
+            "reported" if t["met"] is None else "met" if t["met"] else "MISSED"
+        beside = f"  (strict bound {_f(t['bound_s'], 2)} s)" if "bound_s" in t else ""
+        add(f"  {name:<28} {_f(t['value'], 3):>8}  target {t['target']:<13} "
+            f"{verdict}{beside}")
     k = out["processes"]["processes"]
     add(f"  (throughput_over_floor: {k} shard processes, one per CPU, on one SQLite file; "
         f"one bot process alone through the fake Discord: {_f(out['floor_ratio']['ratio'], 3)}"
@@ -407,9 +450,59 @@ def table(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def targets_table(out: dict[str, Any]) -> str:
+    """The real-time section (bench/targets.py) as lines."""
+    tr = out["targets_run"]
+    st, sm, mem = tr["steady"], tr["storm"], tr["memory"]
+    lines = [
+        f"REAL TIME  Discord's limits enforced in real time, the bot's budget on the real "
+        f"clock; games in guilds of at most {sm['per_guild']}",
+        f"  steady: {st['commands']} commands ({st['durable']} /vote and /night, "
+        f"{st['reads']} fell back to /role) at {_f(st['rate'], 1)}/s over "
+        f"{st['games']} games in {_f(st['seconds'], 1)} s: {st['rest']} REST requests "
+        f"({_f(st['rest_per_command'], 3)} a command, {_f(st['rest_per_s'], 1)}/s), "
+        f"{st['limited']} 429s",
+        f"    durable p50 {_f(st['durable_latency']['p50_ms'])} ms, p99 "
+        f"{_f(st['durable_latency']['p99_ms'])} ms; outbox lag over {st['outbox_rows']} "
+        f"rows p50 {_f(st['outbox_lag_p50_s'], 2)} s, p99 {_f(st['outbox_lag_p99_s'], 2)} s",
+        f"  storm: {sm['games']} deadlines in one second (half night ends, "
+        f"{_f(sm['deaths_per_night_end'], 2)} deaths each; half lynch day ends, "
+        f"{_f(sm['lynched_per_day_end'], 2)} hanged each), {sm['commands']} commands sent "
+        f"from that second",
+        f"    every announcement {_f(sm['announce_s'], 2)} s ({sm['announce_requests']} "
+        f"messages to the games' channels, strict bound {_f(sm['announce_bound_s'], 2)} s); "
+        "everything "
+        f"{_f(sm['all_s'], 2)} s ({sm['requests']} requests, strict bound (R-50)/50 = "
+        f"{_f(sm['all_bound_s'], 2)} s); 429s {sm['limited']}",
+        f"    REST per game (quiet guilds: {sm['quiet_games']}): night end "
+        f"{_f(sm['rest_per_game_night_end'], 2)}, lynch "
+        f"{_f(sm['rest_per_game_lynch'], 2)} ({sm['rest_without_guild']} requests without "
+        f"a guild, {sm['rest_steady_guilds']} to the steady games' guilds); interactions "
+        f"p50 {_f(sm['interactions']['p50_ms'])} ms, p99 "
+        f"{_f(sm['interactions']['p99_ms'])} ms",
+        f"  memory: {_f(mem['kib_per_game'])} KiB RSS per game over {mem['games']} games "
+        f"(storm games at {mem['storm_games_by_day']}; discord.py's guild cache and the "
+        "fake's world included: an upper bound)",
+    ]
+    st2 = out["stream"]
+    sw = st2["same_work"]
+    lines.append(
+        f"  stream over the same-work floor: {_f(st2['same_work_ratio'], 3)} (floor "
+        f"{_f(st2['same_work_floor_per_s'], 0)} commands/s: "
+        f"{_f(st2['commands_per_transaction'], 1)} commands a transaction, "
+        + ", ".join(f"{_f(v, 2)} {k} rows of {_f(sw['row_bytes'][k], 0)} B"
+                    for k, v in sw["rows_per_command"].items())
+        + f" a command, a {_f(sw['state_bytes'], 0)} B state every 16th); the single-row "
+        f"floor (the disk's) {_f(st2['floor_per_s'], 0)} commits/s")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: does it still work")
+    parser.add_argument("--quick", action="store_true",
+                        help="every section at reduced sizes, minutes on a shared machine "
+                             "(also MAFIA_BENCH_QUICK=1)")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
     parser.add_argument("--rate", type=float, help="commands/s per game under load")
@@ -419,14 +512,15 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: the CPU count; 2 with --smoke)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    sizes = SMOKE if args.smoke else Sizes()
+    quick = args.quick or os.environ.get("MAFIA_BENCH_QUICK", "") not in ("", "0")
+    sizes = SMOKE if args.smoke else QUICK if quick else Sizes()
     if args.rate:
         sizes.per_game_rate = args.rate
     sizes.postgres = args.postgres
     if args.processes:
         sizes.processes = args.processes
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
-    for sub in ("e2e", "rest", "storm", "scale"):
+    for sub in ("e2e", "rest", "storm", "scale", "targets"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     try:
         out = asyncio.run(run(sizes, workdir))

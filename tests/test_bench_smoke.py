@@ -80,7 +80,22 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
                                    "rest_over_bound", "night_growth_linear", "archive_build_s",
                                    "storm_429s", "storm_p99_ms", "storm_announce_bound",
                                    "busiest_channel_per_5s", "scale_p99_ms",
-                                   "scale_kib_per_game", "scale_restart_ready_s"}
+                                   "scale_kib_per_game", "scale_restart_ready_s",
+                                   "rest_per_command", "rest_per_game_night_end",
+                                   "rest_per_game_lynch", "storm_announce_s", "storm_all_s",
+                                   "storm_429", "durable_p99_ms", "outbox_lag_p99_s",
+                                   "memory_kib_per_game", "stream_over_same_work_floor",
+                                   "scaleout_games", "scaleout_429"}
+    assert all({"value", "target", "met"} <= set(t) for t in out["targets"].values())
+    assert "strict bound" in printed and "TARGETS (smoke mode" in printed
+
+    # issue 30's real-time rows: steady play counted, the storm fired real phase changes
+    run = out["targets_run"]
+    assert run["steady"]["commands"] > 0 and run["steady"]["durable"] > 0
+    assert run["storm"]["announced_games"] == run["storm"]["games"] == SMOKE.targets.storm_games
+    assert run["storm"]["rest_night_end"] > 0 and run["storm"]["rest_lynch"] > 0
+    assert run["storm"]["lynched_per_day_end"] >= 1
+    assert stream["same_work"]["rows_per_command"]["event_log"] > 0
     # the archive of a short scripted game was built, sized and timed
     arc = out["archive"]
     assert arc["days"] == SMOKE.archive_days and arc["players"] == SMOKE.archive_players

@@ -204,7 +204,7 @@ def test_imports_point_down_the_layers() -> None:
 
 #: What bot.py builds at construction besides the shared helpers of cogs/utils/: the
 #: outbox's deliverer and the REST budget (tests and benchmarks use both before login).
-BOT_WIRES = {"cogs.delivery", "cogs.ratelimits"}
+BOT_WIRES = {"cogs.delivery", "cogs.ratelimits", "cogs.sharedbudget"}
 
 
 def test_bot_imports_no_cog_but_the_machinery_it_wires() -> None:

@@ -95,16 +95,26 @@ class RateBudget:
     _timer_at: float = float("inf")
 
     def window(self, key: Key) -> SlidingWindow:
+        # the global window always follows `global_limit` (hook of cogs/sharedbudget.py:
+        # a waiter's key keeps the limit of when it asked, and must not restore it)
+        limit = self.global_limit if key.name == GLOBAL else key.limit
         w = self._windows.get(key.name)
         if w is None:
-            w = self._windows[key.name] = SlidingWindow(key.limit, key.window)
-        elif w.limit != key.limit:  # the limit was changed (e.g. global_limit)
-            w.limit = key.limit
+            w = self._windows[key.name] = SlidingWindow(limit, key.window)
+        elif w.limit != limit:  # the limit was changed (e.g. global_limit)
+            w.limit = limit
         return w
 
     @property
     def waiting(self) -> int:
         return sum(len(q) for q in self._queues.values())
+
+    # --- hook of the shared budget (cogs/sharedbudget.py): the share of the token's
+    # global limit this process leased; waiters held by the old one get their turn now
+    def set_global_limit(self, limit: int) -> None:
+        self.global_limit = limit
+        if self.waiting:
+            self._pump()
 
     async def acquire(self, keys: Iterable[Key] = (), priority: int = 0
                       ) -> Callable[[], None]:

@@ -7,12 +7,18 @@
   blanked without the ``message_content`` intent).
 * :class:`FakeGatewayWebSocket` is assigned to ``client.ws`` so ``change_presence`` and
   member chunk requests (``guild.chunk()``, ``guild.query_members``) work and are recorded.
+* :class:`IdentifyGate` is Discord's identify concurrency: shards identify in buckets
+  (shard_id % max_concurrency), one IDENTIFY per bucket per 5 s; one gate shared by
+  every client (process) of a bot refuses an IDENTIFY that breaks it, as Discord answers
+  it with INVALID_SESSION.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -175,3 +181,58 @@ class FakeGatewayWebSocket:
 
     async def close(self, code: int = 1000) -> None:
         self.open = False
+
+
+@dataclass(frozen=True)
+class Identify:
+    """One IDENTIFY the gate saw."""
+
+    shard_id: int
+    shard_count: int
+    bucket: int
+    at: float
+    accepted: bool
+
+
+@dataclass
+class IdentifyGate:
+    """Discord's identify rate limit across every process of one bot (Discord's
+    "Sharding", "Max Concurrency": rate_limit_key = shard_id % max_concurrency; each
+    bucket may IDENTIFY once per 5 s).  An IDENTIFY that comes sooner is refused: Discord
+    answers opcode 9 INVALID_SESSION (d=false) and the client must wait and identify
+    again; :meth:`identify` returns False and records it in :attr:`refused`.
+
+    ``clock`` is shared by every client that identifies through the gate (a test may
+    give it a virtual one)."""
+
+    max_concurrency: int = 1
+    window: float = 5.0
+    clock: Callable[[], float] = time.monotonic
+    seen: list[Identify] = field(default_factory=list)
+    _last: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def refused(self) -> list[Identify]:
+        return [i for i in self.seen if not i.accepted]
+
+    @property
+    def accepted(self) -> list[Identify]:
+        return [i for i in self.seen if i.accepted]
+
+    def identify(self, shard_id: int, shard_count: int) -> bool:
+        """An IDENTIFY of `shard_id` arrives now: accepted (READY follows) or refused."""
+        bucket = shard_id % self.max_concurrency
+        now = self.clock()
+        last = self._last.get(bucket)
+        ok = last is None or now >= last + self.window
+        if ok:
+            self._last[bucket] = now
+        self.seen.append(Identify(shard_id, shard_count, bucket, now, ok))
+        return ok
+
+    async def connect(self, client: discord.Client, shard_id: int, shard_count: int, *,
+                      initial: bool = True) -> bool:
+        """What discord.py's gateway does before each IDENTIFY (DiscordWebSocket.identify):
+        call the client's before_identify hook, then send; the gate answers."""
+        await client.before_identify_hook(shard_id, initial=initial)
+        return self.identify(shard_id, shard_count)

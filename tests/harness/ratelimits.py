@@ -11,7 +11,9 @@ values bots observe, and each is a field of :class:`RateLimits` a test may chang
   which is what discord.py's ``Ratelimit`` reads to wait before a bucket runs dry;
 - sub-limits Discord keeps behind a bucket's back (the headers do not show them): a
   channel's name or topic at most 2 edits per 10 minutes, channel and role creation per
-  guild over longer windows.
+  guild over longer windows, and edits of messages older than an hour held to about 3
+  per 6 s per channel (``old_edits``), answered by a 429 with Discord's error code 30046
+  "Maximum number of edits to messages older than 1 hour reached. Try again later".
 
 An exceeded limit answers 429 with the JSON body ``{message, retry_after, global}`` and
 the headers Discord sends (``Retry-After``, ``X-RateLimit-Scope``, ``X-RateLimit-Global``
@@ -34,6 +36,12 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 
 GLOBAL_LIMIT = 50  # requests per second per bot (Discord: "50 requests per second")
+DISCORD_EPOCH_MS = 1420070400000
+#: Discord's JSON error for the old-message edit limit (its "JSON Error Codes" table)
+OLD_EDIT_CODE = 30046
+OLD_EDIT_MESSAGE = ("Maximum number of edits to messages older than 1 hour reached. "
+                    "Try again later")
+OLD_EDIT_ROUTE = "PATCH /channels/{channel_id}/messages/{message_id}"
 
 
 class VirtualClock:
@@ -139,6 +147,10 @@ class RateLimits:
     channel_creations: Limit = field(default_factory=lambda: Limit(50, 600.0, "shared"))
     #: role creations per guild (Discord: 250 per 48 hours)
     role_creations: Limit = field(default_factory=lambda: Limit(250, 48 * 3600.0, "shared"))
+    #: edits of messages older than `old_age` s: about 3 per 6 s per channel (observed);
+    #: beyond, a 429 carrying error code 30046
+    old_edits: Limit = field(default_factory=lambda: Limit(3, 6.0, "user"))
+    old_age: float = 3600.0
     hits: list[RateLimitHit] = field(default_factory=list)
     #: requests counted against the global limit (successful or not)
     counted: int = 0
@@ -190,6 +202,9 @@ class RateLimits:
             subs.append((("channel-creations", major), self.channel_creations))
         if route == "POST /guilds/{guild_id}/roles":
             subs.append((("role-creations", major), self.role_creations))
+        old = route == OLD_EDIT_ROUTE and self.message_age(params) >= self.old_age
+        if old:
+            subs.append((("old-edits", major), self.old_edits))
 
         if counts_globally:
             wait = self._full(("global", ""), Limit(self.global_limit, 1.0), now)
@@ -201,7 +216,10 @@ class RateLimits:
         for sub_key, sub in subs:
             wait = self._full(sub_key, sub, now)
             if wait is not None:
-                return self._limited(route, bucket, sub.scope, wait, now, limit, key), {}
+                answer = self._limited(route, bucket, sub.scope, wait, now, limit, key)
+                if sub_key[0] == "old-edits":
+                    answer[0].update(code=OLD_EDIT_CODE, message=OLD_EDIT_MESSAGE)
+                return answer, {}
 
         if counts_globally:
             self._windows[("global", "")].count += 1
@@ -211,6 +229,18 @@ class RateLimits:
         w = self._windows[key]
         w.count += 1
         return None, self._headers(bucket, limit, w, now)
+
+    def wall(self) -> float:
+        """The fake's wall-clock time (seconds since 1970): real time plus the waits the
+        clock skipped, so a test ages a message by moving the clock."""
+        return time.time() + self.clock.offset
+
+    def message_age(self, params: dict[str, int | str]) -> float:
+        """Seconds since the message in `params` was created (its snowflake's time)."""
+        mid = params.get("message_id")
+        if not isinstance(mid, int):
+            return 0.0
+        return self.wall() - ((mid >> 22) + DISCORD_EPOCH_MS) / 1000
 
     def _headers(self, bucket: str, limit: Limit, w: Window, now: float) -> dict[str, str]:
         # rounded up: a client that waits exactly this long finds the window over
@@ -244,5 +274,5 @@ class RateLimits:
         return body, headers
 
 
-__all__ = ["GLOBAL_LIMIT", "ROUTE_LIMITS", "Limit", "RateLimitHit", "RateLimits",
-           "VirtualClock", "bucket_hash"]
+__all__ = ["GLOBAL_LIMIT", "OLD_EDIT_CODE", "OLD_EDIT_MESSAGE", "ROUTE_LIMITS", "Limit",
+           "RateLimitHit", "RateLimits", "VirtualClock", "bucket_hash"]

@@ -74,6 +74,11 @@ class RestApi:
 
     def __init__(self, world: FakeWorld) -> None:
         self.world = world
+        #: what GET /gateway/bot answers: the recommended shard count and how many
+        #: shards may identify at once (session_start_limit.max_concurrency; see
+        #: gateway.IdentifyGate, which enforces it)
+        self.shards = 1
+        self.max_concurrency = 1
 
     def install(self, transport: FakeDiscord) -> None:
         for name in dir(self):
@@ -127,6 +132,13 @@ class RestApi:
         if c.method == "PATCH" and "username" in body:
             self.world.users[self.world.bot_id]["username"] = body["username"]
         return self.world.bot_user_payload()
+
+    @route("GET /gateway/bot")
+    def gateway_bot(self, c: Captured) -> Any:
+        return {"url": "wss://gateway.invalid", "shards": self.shards,
+                "session_start_limit": {"total": 1000, "remaining": 1000,
+                                        "reset_after": 86_400_000,
+                                        "max_concurrency": self.max_concurrency}}
 
     @route("GET /oauth2/applications/@me")
     def app_info(self, c: Captured) -> Any:
