@@ -117,7 +117,7 @@ class Lobby(GameCog):
     @localized("game.options", "reveal_roles", "votes_final", "bouncer_self", "dead_write",
                "public_moves", "master_sees_anon", "archive_channels", "graveyard", "language",
                "sergeant_in_police", "inherit_checks", "master_reads_teams",
-               "open_team_channels", "reminder_minutes", "early_night")
+               "open_team_channels", "reminder_minutes", "early_night", "dead_public")
     @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
                                     Choice(name=L("meta.language_name_en"), value="en")])
     async def options(self, interaction: discord.Interaction[MafiaBot],
@@ -130,7 +130,8 @@ class Lobby(GameCog):
                       master_reads_teams: bool | None = None,
                       open_team_channels: bool | None = None,
                       reminder_minutes: Range[int, 0, 20160] | None = None,
-                      early_night: bool | None = None) -> None:
+                      early_night: bool | None = None,
+                      dead_public: bool | None = None) -> None:
         info = await self.game_here(interaction)
         given: dict[str, Any] = {
             "reveal_roles": reveal_roles, "votes_final": votes_final,
@@ -140,7 +141,8 @@ class Lobby(GameCog):
             "language": language, "sergeant_in_police": sergeant_in_police,
             "inherit_checks": inherit_checks, "master_reads_teams": master_reads_teams,
             "open_team_channels": open_team_channels,
-            "reminder_minutes": reminder_minutes, "early_night": early_night}
+            "reminder_minutes": reminder_minutes, "early_night": early_night,
+            "dead_public": dead_public}
         changes = {k: v for k, v in given.items() if v is not None}
         applied = await self.apply(interaction, info, c.SetOptions, changes=changes)
         if language:
