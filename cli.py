@@ -81,6 +81,10 @@ def parser() -> argparse.ArgumentParser:
                      help=_with_default(t("cli.web.port", lang), 8080, lang))
     web.add_argument("--lang", type=str, choices=("ru", "en"), default=None,
                      help=_with_default(t("cli.web.lang", lang), lang, lang))
+    web.add_argument("--link", type=int, default=None, metavar="GUILD_ID",
+                     help=t("cli.web.link", lang))
+    web.add_argument("--base", type=str, default=None, metavar="URL",
+                     help=t("cli.web.base", lang))
     mig = sub.add_parser("migrate-db", help=t("cli.migrate.help", lang))
     mig.add_argument("--from", dest="source", required=True, help=t("cli.migrate.from", lang))
     mig.add_argument("--to", dest="target", required=True, help=t("cli.migrate.to", lang))
@@ -234,9 +238,17 @@ def web(args: argparse.Namespace) -> int:
     """Serve the read-only index of finished games and their archives until stopped."""
     import asyncio
 
-    from archive.web import serve
-    from core.settings import ConfigError
+    from archive.web import guild_path, serve
+    from core.settings import ConfigError, Settings
 
+    secret = Settings().web_secret
+    if not secret:
+        print(t("cli.web.no_secret", _lang()), file=sys.stderr)
+        return 2
+    if args.link is not None:  # a guild's address, for its owner: printed, nothing served
+        base = (args.base or f"http://{args.host}:{args.port}").rstrip("/")
+        print(base + guild_path(secret, args.link))
+        return 0
     try:
         url = args.db or _database_url()
     except Exception as exc:  # pydantic's ValidationError: a setting that cannot be read
@@ -247,7 +259,7 @@ def web(args: argparse.Namespace) -> int:
         print(t("cli.db_missing", _lang(), path=missing), file=sys.stderr)
         return 2
     try:
-        asyncio.run(serve(url, args.host, args.port, args.lang or _lang()))
+        asyncio.run(serve(url, args.host, args.port, args.lang or _lang(), secret))
     except ConfigError as exc:
         print(t("cli.config_error", _lang(), error=str(exc)), file=sys.stderr)
         return 2

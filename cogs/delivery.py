@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import logging
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -50,11 +51,13 @@ from .utils.posting import (
     BOT_ALLOW,
     HIDDEN,
     NONCE_MAX,
+    RECHECK,
     channel_marker,
     entry_key,
     find_marked,
     nonce,
     post,
+    recheck_since,
     retry_after,
 )
 from .utils.posting import translated as _translated
@@ -126,12 +129,16 @@ class Delivery:
         self._done: set[tuple[int, int, str]] = set()
         self.places = Places(bot)  # the players' private places and the game's ping role
         self.tallies = LiveTallies(bot)
+        # Entries committed before this moment may have been posted by an earlier process
+        # (utils/posting.py RECHECK: Discord forgets nonces after minutes).
+        self.started = datetime.now(UTC)
 
     @property
     def service(self) -> GameService:
         return self.bot.service
 
     async def deliver(self, entry: OutboxEntry) -> None:
+        recheck = RECHECK.set(recheck_since(entry.created_at, self.started))
         try:
             await self._deliver(entry)
             self._done = {k for k in self._done if k[:2] != entry.key}
@@ -139,6 +146,8 @@ class Delivery:
             raise RetryAfter(exc.retry_after) from exc
         except discord.HTTPException as exc:
             raise _translated(exc) from exc
+        finally:
+            RECHECK.reset(recheck)
 
     async def deliver_batch(self, entries: list[OutboxEntry]) -> int:
         """The OutboxWorker's batch hook: the leading entries made by one command go out
@@ -153,6 +162,7 @@ class Delivery:
             await self.deliver(entries[0])
             return 1
         game = run[0].game_id
+        recheck = RECHECK.set(recheck_since(run[0].created_at, self.started))
         try:
             await self._deliver_run(run)
         except Exception as exc:
@@ -172,6 +182,8 @@ class Delivery:
             if isinstance(exc, discord.HTTPException):
                 raise _translated(exc) from exc
             raise
+        finally:
+            RECHECK.reset(recheck)
         return len(run)
 
     def _did(self, entry: OutboxEntry, step: str) -> bool:

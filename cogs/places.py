@@ -24,7 +24,14 @@ import discord
 
 from core.events import Event
 from core.i18n import t
-from core.places import PING_KIND, PLACE_KIND, ping_members, seat_holder, seats
+from core.places import (
+    PING_KIND,
+    PLACE_KIND,
+    SILENCE_KIND,
+    ping_members,
+    seat_holder,
+    seats,
+)
 from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo, GameService
 from core.visibility import Card, card
@@ -39,7 +46,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PLACES_KINDS = frozenset({PING_KIND, PLACE_KIND})
+PLACES_KINDS = frozenset({PING_KIND, PLACE_KIND, SILENCE_KIND})
+# What a silenced (dead) member is denied in the game channel and its threads: every way
+# of posting, but not application commands: a ghost's vote is /vote (RULES.md §3).
+MUTE: tuple[str, ...] = (
+    "send_messages", "send_messages_in_threads", "create_public_threads",
+    "create_private_threads", "add_reactions", "attach_files", "embed_links",
+    "send_tts_messages", "send_voice_messages", "send_polls", "use_external_apps",
+)
 ROLE_KEY = "ping_role"
 PLACE_PREFIX = "place:"
 WEEK: Literal[10080] = 10080  # minutes: the longest auto-archive Discord allows
@@ -82,6 +96,8 @@ class Places:
     async def deliver(self, info: GameInfo, entry: OutboxEntry) -> None:
         if entry.kind == PING_KIND:
             await self.sync_role(info, entry.payload)
+        elif entry.kind == SILENCE_KIND:
+            await self.silence(info, entry.payload)
         else:
             await self.push(info, entry)
 
@@ -161,6 +177,32 @@ class Places:
         except discord.NotFound as exc:
             if exc.code not in (UNKNOWN_MEMBER, UNKNOWN_USER):
                 raise
+
+    # --- the dead are silent in the game channel ---------------------------------------------
+    async def silence(self, info: GameInfo, change: dict[str, Any]) -> None:
+        """Deny (or give back) the posting permissions of `MUTE` to members in the game
+        channel, through their member overwrite: whatever else it holds (an admin's deny of
+        Manage Threads, RULES.md §8) is kept. Idempotent: a retry sets the same bits."""
+        channel = self.bot.get_channel(info.channel_id)
+        guild = self.bot.get_guild(info.guild_id)
+        held = guild.me.guild_permissions if guild is not None else discord.Permissions.all()
+        bits = discord.Permissions(**{n: True for n in MUTE
+                                      if held.administrator or getattr(held, n)}).value
+        reason = t("places.reason", info.language, title=info.title[:80])
+        for uid, mute in [(u, True) for u in change.get("mute", [])] + \
+                [(u, False) for u in change.get("unmute", [])]:
+            allow, deny = 0, 0
+            if isinstance(channel, discord.abc.GuildChannel):
+                pair = channel.overwrites_for(discord.Object(id=uid)).pair()
+                allow, deny = pair[0].value, pair[1].value
+            allow, deny = (allow & ~bits, deny | bits) if mute else (allow, deny & ~bits)
+            if allow or deny:
+                await self._ignoring_gone(self.bot.http.edit_channel_permissions(
+                    info.channel_id, uid, str(allow), str(deny), 1, reason=reason))
+            else:
+                with contextlib.suppress(discord.NotFound):
+                    await self.bot.http.delete_channel_permissions(info.channel_id, uid,
+                                                                   reason=reason)
 
     # --- the private places -----------------------------------------------------------------
     def _thread_name(self, info: GameInfo, seat: int) -> str:

@@ -20,7 +20,8 @@ from core.visibility import card
 
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 #: Master options shown in plain words (catalogue `signup.option.<id>.on|off`).
-OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
+OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "dead_public",
+           "public_moves",
            "master_sees_anon", "archive_channels", "graveyard", "sergeant_in_police",
            "inherit_checks")
 #: General topics of /rules (catalogue `help.topic.<id>.title|text`), in reading order.

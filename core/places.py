@@ -20,6 +20,7 @@ from core.state import GameState
 
 PLACE_KIND = "place"  # Outbox.kind: one seat's news of one command, as one message
 PING_KIND = "ping_role"  # Outbox.kind: create the game's role / change who holds it
+SILENCE_KIND = "silence"  # Outbox.kind: who may no longer (or again) post in the game channel
 
 # Events the sender's own interaction reply already shows (an ephemeral answer): his
 # place is not pinged again for what he just did himself.
@@ -130,6 +131,24 @@ def ping_change(old: GameState, new: GameState) -> PingChange | None:
     return change
 
 
+def silenced(state: GameState) -> set[int]:
+    """Who may not post in the game channel (nor in its threads): the dead of a running
+    game, unless the master lets them (`dead_public`). The forum convention: the dead are
+    silent; a ghost's vote is a command (/vote), which needs no Send Messages."""
+    if not state.started or state.over or state.options.dead_public:
+        return set()
+    return {p.uid for p in state.players if not p.alive}
+
+
+def silence_change(old: GameState, new: GameState) -> dict[str, list[int]] | None:
+    """Whom a command silences in the game channel and whom it lets speak again (the end
+    of the game lets every silenced member speak again)."""
+    before, after = silenced(old), silenced(new)
+    if before == after:
+        return None
+    return {"mute": sorted(after - before), "unmute": sorted(before - after)}
+
+
 def outbox_rows(command: Command, old: GameState, new: GameState, events: list[Event]
                 ) -> tuple[list[Row], list[Row]]:
     """The service's bundler: (entries before the command's events, entries after).
@@ -142,6 +161,9 @@ def outbox_rows(command: Command, old: GameState, new: GameState, events: list[E
     change = ping_change(old, new)
     if change is not None:
         before.append((PING_KIND, {"seq": new.seq, **change.model_dump()}))
+    silence = silence_change(old, new)
+    if silence is not None:
+        before.append((SILENCE_KIND, {"seq": new.seq, **silence}))
     if not new.started:
         return before, []  # places open with the deal: a signup replacement has none yet
     places: list[Row] = [(PLACE_KIND, {"seq": new.seq, **p.model_dump(mode="json")})

@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     # Games open at once (signup or running): per member who opened them, per guild.
     max_games_per_member: int = Field(default=3, ge=1)
     max_games_per_guild: int = Field(default=25, ge=1)
+    # `mafia-bot web`: the secret each guild's address is derived from (archive/web.py).
+    web_secret: str | None = Field(default=None, repr=False)
 
     @model_validator(mode="after")
     def _database_in_data_dir(self) -> Settings:

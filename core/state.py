@@ -37,6 +37,9 @@ class Options(BaseModel):
     votes_final: bool = False
     bouncer_self: bool = True
     dead_write: bool = False
+    # The dead may still write in the game channel (and its threads, their places
+    # included); off: the dead are silent there for the rest of the game (RULES.md §3).
+    dead_public: bool = False
     public_moves: bool = False
     master_sees_anon: bool = False
     master_reads_teams: bool = False  # the master reads the team channels (never writes)

@@ -20,7 +20,8 @@ from .text import mention
 
 SIGNUP_POST = "signup_post"  # Outbox.kind of the entry that posts the signup board
 MODULES = ("extra_roles", "currency", "shop", "crypto")
-SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "public_moves",
+SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "dead_public",
+                 "public_moves",
                  "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard",
                  "open_team_channels", "early_night", "spectators_see_teams")
 

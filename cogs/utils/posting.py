@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from contextvars import ContextVar
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import discord
@@ -26,6 +28,53 @@ HIDDEN = discord.PermissionOverwrite(view_channel=False)
 
 
 NONCE_MAX = 25  # Discord: a nonce is at most 25 characters
+# How long Discord remembers a nonce for `enforce_nonce`: "a few minutes" (docs), taken
+# short. An entry that an earlier process may have posted longer ago than that is looked
+# for in the channel's history before it is posted (`RECHECK`).
+NONCE_WINDOW = timedelta(minutes=2)
+HISTORY = 50  # recent messages of a channel looked at by a recheck
+#: Set by the deliverer around an entry an earlier process may have posted more than
+#: NONCE_WINDOW ago (cogs/delivery.py `recheck_since`): `post` then looks for each part
+#: in the channel's recent history first (by its nonce where Discord returns it, else by
+#: its text) and posts only what is not there.
+RECHECK: ContextVar[datetime | None] = ContextVar("RECHECK", default=None)
+
+
+def recheck_since(created: datetime | None, started: datetime,
+                  now: datetime | None = None) -> datetime | None:
+    """When an entry committed at `created` must be looked for before it is posted: it
+    was pending when this process started (an earlier one may have posted it), and its
+    nonce may be forgotten by now (older than NONCE_WINDOW). None: the nonce covers it."""
+    if created is None:
+        return None
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
+    if created >= started or now - created <= NONCE_WINDOW:
+        return None
+    return created
+
+
+def _fingerprint(content: str | None, embeds: list[dict[str, Any]]) -> tuple[Any, ...]:
+    """What a part shows: its text and its embeds' words (what a re-post would repeat)."""
+    return (content or "", tuple((e.get("title") or "", e.get("description") or "",
+                                  tuple((f.get("name"), f.get("value"))
+                                        for f in e.get("fields") or []))
+                                 for e in embeds))
+
+
+async def _posted_before(channel: discord.abc.Messageable, since: datetime
+                         ) -> list[dict[str, Any]]:
+    """The bot's own messages in the channel since `since` (raw, newest first)."""
+    state = getattr(channel, "_state", None)
+    channel_id = getattr(channel, "id", None)
+    if state is None or channel_id is None:
+        return []
+    me = state.self_id
+    since = since - timedelta(seconds=1)  # the two clocks may differ a little
+    found = await state.http.logs_from(channel_id, HISTORY)
+    return [m for m in found if (me is None or int(m["author"]["id"]) == me)
+            and datetime.fromisoformat(m["timestamp"]) >= since]
 
 
 def nonce(key: str, part: int) -> str:
@@ -54,7 +103,9 @@ async def post(channel: discord.abc.Messageable, key: str, *, content: str | Non
     first part; if Discord refuses them (no Attach Files), the part goes without them:
     a picture or the archive never holds back an announcement."""
     parts = pack(content, embeds)
-    sent = []
+    sent: list[discord.Message] = []
+    since = RECHECK.get()
+    earlier = await _posted_before(channel, since) if since is not None else []
     for i, part in enumerate(parts):
         extra: dict[str, Any] = {"view": view} if view is not None and i == len(parts) - 1 \
             else {}
@@ -62,6 +113,11 @@ async def post(channel: discord.abc.Messageable, key: str, *, content: str | Non
             content=part.content, embeds=part.embeds,
             nonce=nonce(key, first) if i == 0 else nonce(f"{key}.{first}", i),
             allowed_mentions=mentions or no_pings(), **extra)
+        if earlier and _already(earlier, fields["nonce"], part.content,
+                                [e.to_dict() for e in part.embeds or []]):
+            log.warning("part %s of %s was posted before a restart: not posted again",
+                        i, key)
+            continue
         if i == 0 and files:
             try:
                 sent.append(await channel.send(files=files, **fields))
@@ -71,6 +127,19 @@ async def post(channel: discord.abc.Messageable, key: str, *, content: str | Non
                             getattr(channel, "id", "?"), exc)
         sent.append(await channel.send(**fields))
     return sent
+
+
+def _already(earlier: list[dict[str, Any]], part_nonce: str, content: str | None,
+             embeds: list[dict[str, Any]]) -> bool:
+    """Whether one of `earlier` is this part: its nonce (where Discord returns it) or,
+    else, the same text and embeds."""
+    mine = _fingerprint(content, embeds)
+    for message in earlier:
+        if str(message.get("nonce") or "") == part_nonce:
+            return True
+        if _fingerprint(message.get("content"), message.get("embeds") or []) == mine:
+            return True
+    return False
 
 
 def translated(exc: discord.HTTPException) -> Exception:

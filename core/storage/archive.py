@@ -36,12 +36,12 @@ async def initial_and_log(service: GameService, game_id: int) -> tuple[GameState
     return initial, await service.log(game_id)
 
 
-async def finished_input(service: GameService, game_id: int
+async def finished_input(service: GameService, game_id: int, *, guild_id: int | None = None
                          ) -> tuple[GameState, list[LogRow], str]:
     """Like `initial_and_log`, for a FINISHED game only (NotFinished otherwise), plus the
-    game's language."""
+    game's language; with `guild_id`, a game of another guild is not found."""
     row = await Game.get_or_none(id=game_id)
-    if row is None:
+    if row is None or (guild_id is not None and row.guild_id != guild_id):
         raise GameNotFound(game_id)
     if row.phase != str(PhaseKind.ENDED) or row.active:
         raise NotFinished(row.phase)

@@ -64,6 +64,7 @@ class OutboxEntry:
     kind: str
     payload: dict[str, Any]
     attempts: int  # failed attempts so far
+    created_at: datetime | None = None  # when its command committed it
 
     @property
     def key(self) -> tuple[int, int]:
@@ -456,4 +457,5 @@ def _coalesce_key(payload: str) -> str | None:
 
 def _entry(row: Outbox) -> OutboxEntry:
     return OutboxEntry(id=row.id, game_id=row.game_id, ordinal=row.ordinal,  # type: ignore[attr-defined]
-                       kind=row.kind, payload=json.loads(row.payload), attempts=row.attempts)
+                       kind=row.kind, payload=json.loads(row.payload), attempts=row.attempts,
+                       created_at=row.created_at)

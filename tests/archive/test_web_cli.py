@@ -1,7 +1,8 @@
 """`mafia-bot archive` and `mafia-bot web` on a real database: finished games only.
 
 A running game's id gives the same 404 as an unknown one and never shows in the
-index; the CLI refuses it."""
+index; the CLI refuses it. The site is one per guild, under an unguessable path
+(`/g/<token>/`); everything else is the same plain 404 (issue 28: N6 and the scoping)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from archive.web import make_app
-from bench.soak import create_sim_game, play_stored
+from archive.web import guild_path, make_app, parse_id, token_for
+from bench.soak import SIM_GUILD, create_sim_game, play_stored
 from core import commands as c
 from core.i18n import t
 from core.state import Options
@@ -27,6 +28,10 @@ from core.storage.service import GameService
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_TITLE = "Running Palermo"
 SECRET_NAME = "Hidden Player Name"
+SECRET = "test-web-secret"
+BASE = guild_path(SECRET, SIM_GUILD)
+OTHER_GUILD = 4242
+OTHER_TITLE = "Another server Palermo"
 
 
 async def make_games(url: str) -> tuple[int, int]:
@@ -37,6 +42,8 @@ async def make_games(url: str) -> tuple[int, int]:
         done = await create_sim_game(service, 5, 7001, Options(
             extra_roles=True, currency=True, shop=True, crypto=True))
         await play_stored(service, done, players=8, seed=5)
+        other = await service.create(OTHER_GUILD, 7003, 1, OTHER_TITLE, seed=6)
+        await play_stored(service, other, players=6, seed=6)
         running = await service.create(1, 7002, 1, SECRET_TITLE)
         at = datetime(2026, 1, 1, tzinfo=UTC)
         for i in range(8):
@@ -61,47 +68,65 @@ async def db(tmp_path: Path) -> AsyncIterator[tuple[str, int, int]]:
 
 @pytest_asyncio.fixture
 async def client(db: tuple[str, int, int]) -> AsyncIterator[TestClient]:
-    async with TestClient(TestServer(make_app(GameService(), "en"))) as client:
+    async with TestClient(TestServer(make_app(SECRET, GameService(), "en"))) as client:
         yield client
 
 
 async def test_index_lists_only_finished_games(client: TestClient,
                                                db: tuple[str, int, int]) -> None:
     _, done, running = db
-    res = await client.get("/")
+    res = await client.get(BASE)
     assert res.status == 200 and "default-src 'none'" in res.headers["Content-Security-Policy"]
     text = await res.text()
-    assert f'href="/games/{done}"' in text and "Game 5" in text
-    assert f"/games/{running}" not in text and SECRET_TITLE not in text
+    assert f'href="games/{done}"' in text and "Game 5" in text
+    assert f"games/{running}" not in text and SECRET_TITLE not in text
+    assert OTHER_TITLE not in text  # another server's games are not listed here
+    other = await client.get(guild_path(SECRET, OTHER_GUILD))
+    assert other.status == 200 and OTHER_TITLE in await other.text()
+    assert "Game 5" not in await other.text()
 
 
 async def test_archive_page_of_a_finished_game(client: TestClient,
                                                db: tuple[str, int, int]) -> None:
     _, done, _ = db
-    res = await client.get(f"/games/{done}?lang=en")
+    res = await client.get(f"{BASE}games/{done}?lang=en")
     assert res.status == 200 and res.content_type == "text/html"
     text = await res.text()
     assert text.startswith("<!doctype html>") and "Player1" in text
     assert t("archive.html.section.days", "en") in text
 
 
-@pytest.mark.parametrize("path", ["/games/{running}", "/games/{running}?lang=ru",
-                                  "/games/999999", "/games/abc", "/games/{running}/x",
-                                  "/state/{running}"])
-async def test_nothing_of_a_running_game_is_reachable(client: TestClient,
-                                                      db: tuple[str, int, int],
-                                                      path: str) -> None:
-    _, _, running = db
-    res = await client.get(path.format(running=running))
+@pytest.mark.parametrize("path", [
+    "{base}games/{running}", "{base}games/{running}?lang=ru", "{base}games/999999",
+    "{base}games/abc", "{base}games/{running}/x", "/state/{running}", "{base}games/-1",
+    "{base}games/0", "{base}games/09", "{base}games/{big}", "{base}games/{huge}",
+    "/games/{big}", "/games/{done}", "/", "/g/{wrong}/", "/g/{wrong}/games/{done}",
+    "/g/{other}/games/{done}", "{base}x"])
+async def test_nothing_but_a_guilds_finished_games_is_reachable(
+        client: TestClient, db: tuple[str, int, int], path: str) -> None:
+    """A plain 404 for all: a running game, an unknown id, an id no database holds
+    (>= 2**63 answered 500 before), the bare root, the old global path, an unknown token,
+    a finished game under another guild's token."""
+    _, done, running = db
+    res = await client.get(path.format(
+        base=BASE, running=running, done=done, big=2**63, huge="9" * 40,
+        wrong=token_for("another secret", SIM_GUILD),
+        other=token_for(SECRET, OTHER_GUILD)))
     assert res.status == 404
     text = await res.text()
-    assert SECRET_TITLE not in text and SECRET_NAME not in text
+    assert SECRET_TITLE not in text and SECRET_NAME not in text and "Game 5" not in text
+
+
+def test_ids_the_database_cannot_hold_are_no_ids() -> None:
+    assert parse_id("9223372036854775807") == 2**63 - 1
+    assert [parse_id(x) for x in ("9223372036854775808", "0", "-3", "1e3", " 7", "٣")] \
+        == [None] * 6
 
 
 async def test_the_site_is_read_only(client: TestClient, db: tuple[str, int, int]) -> None:
     _, done, _ = db
     for method in ("POST", "PUT", "DELETE"):
-        res = await client.request(method, f"/games/{done}")
+        res = await client.request(method, f"{BASE}games/{done}")
         assert res.status == 405
 
 
@@ -148,24 +173,39 @@ def test_mafia_bot_web_serves_until_stopped(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "DATABASE_"))}
-    env.update({"LANG": "en_US.UTF-8", "DATABASE_URL": url, "PYTHONPATH": str(ROOT)})
+    env.update({"LANG": "en_US.UTF-8", "DATABASE_URL": url, "PYTHONPATH": str(ROOT),
+                "WEB_SECRET": SECRET})
+    link = subprocess.run([sys.executable, str(ROOT / "cli.py"), "web", "--port", str(port),
+                           "--link", str(SIM_GUILD)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert link.returncode == 0 and link.stdout.strip() == f"http://127.0.0.1:{port}{BASE}"
     proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "web", "--port", str(port)],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         body = ""
         for _ in range(100):
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as res:
+                with urllib.request.urlopen(link.stdout.strip(), timeout=2) as res:
                     body = res.read().decode()
                 break
             except OSError:
                 time.sleep(0.2)
-        assert f"/games/{done}" in body and SECRET_TITLE not in body
+        assert f"games/{done}" in body and SECRET_TITLE not in body
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/games/{running}", timeout=5)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}{BASE}games/{running}", timeout=5)
             raise AssertionError("a running game's archive was served")
         except urllib.error.HTTPError as exc:
             assert exc.code == 404
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_mafia_bot_web_needs_its_secret(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DISCORD_", "DATABASE_", "WEB_"))}
+    env.update({"LANG": "en_US.UTF-8", "PYTHONPATH": str(ROOT),
+                "DATABASE_URL": f"sqlite://{tmp_path / 'mafia.db'}"})
+    res = subprocess.run([sys.executable, str(ROOT / "cli.py"), "web", "--link", "1"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and res.stderr.strip() == t("cli.web.no_secret", "en")

@@ -152,3 +152,45 @@ async def test_a_member_who_could_host_cannot_join(h: Harness) -> None:
     res = await h.click(mod, f"mafia:join:{t.game_id}")
     assert res.ephemeral and res.text == t_("error.host_cannot_play"), res.text
     assert mod.id not in await seated(t)
+
+
+# --- the dead are silent in the game channel ---------------------------------------------------
+async def test_the_dead_are_silent_in_the_game_channel_until_the_end(h: Harness) -> None:
+    """A kicked (or killed) player can no longer post in the game channel nor in its
+    threads (his place included), but keeps reading and using commands (a ghost's vote is
+    /vote); an overwrite an admin set him there is kept; the end gives his voice back."""
+    t = await open_table(h, 8, roles=ROLES)
+    await start(t)
+    state = await t.state()
+    victim = t.member(next(p.uid for p in state.players if p.role is Role.CITIZEN))
+    h.set_overwrite(t.channel, victim, (0, THREADS.value))  # an admin's, kept throughout
+    assert h.permissions_in(victim, t.channel).send_messages
+    assert (await t.do(t.master, "master kick", player=str(victim.id))).ephemeral
+    await t.settle()
+    perms = h.permissions_in(victim, t.channel)
+    assert perms.view_channel and perms.read_message_history
+    assert not perms.send_messages and not perms.send_messages_in_threads
+    assert not perms.add_reactions and not perms.create_public_threads
+    assert perms.use_application_commands and not perms.manage_threads
+    place = (await t.bot.service.info(t.game_id)).private_channels
+    thread = next(v for k, v in place.items() if k.startswith("place:")
+                  and h.world.thread_members.get(v, set()) >= {victim.id})
+    assert not h.permissions_in(victim, thread).send_messages
+    living = [p for p in t.players if p.id != victim.id]
+    assert all(h.permissions_in(p, t.channel).send_messages for p in living)
+    assert (await t.do(t.master, "game cancel")).ephemeral
+    await t.settle()
+    perms = h.permissions_in(victim, t.channel)
+    assert perms.send_messages and not perms.manage_threads  # the admin's deny stays
+
+
+async def test_the_master_may_let_the_dead_speak(h: Harness) -> None:
+    t = await open_table(h, 8, roles=ROLES)
+    assert (await t.do(t.master, "game options", dead_public=True)).ephemeral
+    await start(t)
+    victim = (await t.holders(Role.CITIZEN))[0]
+    assert (await t.do(t.master, "master kick", player=str(victim.id))).ephemeral
+    await t.settle()
+    assert h.permissions_in(victim, t.channel).send_messages
+    assert not h.requests_to("PUT /channels/{channel_id}/permissions/{target}",
+                             channel_id=t.channel, target=victim.id)

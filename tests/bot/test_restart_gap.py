@@ -1,0 +1,67 @@
+"""Exactly once to the eye after a LATE restart (issue 28).
+
+Discord's `enforce_nonce` returns the earlier message only for a few minutes (the fake
+Discord keeps `world.nonce_window`, 300 s). A bot that dies between posting and marking
+an entry and comes back later than that would post it again: the bot's own record (the
+entry, pending since before this process started and older than the window) makes it
+look in the channel's recent history first, where real Discord returns no nonce, so the
+part is recognised by its text."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from cogs.utils import posting
+from core.storage.models import PENDING, Outbox
+from core.storage.outbox import OutboxEntry
+from tests.bot.helpers import ROLES, Lives, checkin_all, open_table, posted, rebind, start
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["within-window", "after-window"])
+async def test_an_announcement_posted_before_a_crash_is_not_posted_again(
+        lives: Lives, monkeypatch: pytest.MonkeyPatch, late: bool) -> None:
+    h = lives.h
+    t = await open_table(h, 8, roles=ROLES)
+    await start(t)
+    await checkin_all(t)
+    await t.settle()
+    bot = t.bot
+    await bot.outbox.stop()  # what follows is committed, not yet delivered
+    assert (await t.do(t.master, "master advance")).ephemeral  # night 0 falls
+    rows = await Outbox.filter(game_id=t.game_id, status=PENDING).order_by("ordinal")
+    public = [r for r in rows if r.kind == "event"
+              and json.loads(r.payload)["event"]["audience"]["kind"] == "public"]
+    assert public
+    before = len(posted(h, t.channel))
+    for row in public:  # posted, never marked: then the process is killed
+        await bot.delivery.deliver(OutboxEntry(
+            id=row.id, game_id=t.game_id, ordinal=row.ordinal, kind=row.kind,
+            payload=json.loads(row.payload), attempts=row.attempts))
+    shown = [m.text for m in posted(h, t.channel)[before:]]
+    assert shown
+    for stored in h.world.messages.values():  # real Discord returns no nonce in history
+        stored.payload.pop("nonce", None)
+    if late:  # the bot comes back after Discord forgot the nonces
+        h.world.pass_time(h.world.nonce_window + 60)
+        monkeypatch.setattr(posting, "NONCE_WINDOW", timedelta(0))
+    h = await lives.restart()
+    t = rebind(t, h)
+    await t.settle()
+    again = [m.text for m in posted(h, t.channel)[before:]]
+    assert again == shown  # each once, none twice
+    assert not await Outbox.filter(game_id=t.game_id, status=PENDING).count()
+
+
+def test_recheck_only_what_an_earlier_process_may_have_posted_long_ago() -> None:
+    from datetime import UTC, datetime
+
+    start = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    old = start - timedelta(minutes=10)
+    assert posting.recheck_since(old, start, now=start) == old
+    assert posting.recheck_since(start + timedelta(seconds=1), start, now=start) is None
+    fresh = start - timedelta(seconds=30)
+    assert posting.recheck_since(fresh, start, now=start) is None  # the nonce covers it
+    assert posting.recheck_since(None, start) is None
