@@ -53,7 +53,8 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument("--games", type=int, default=100,
                      help=_with_default(t("cli.simulate.games", lang), 100, lang))
     sim.add_argument("--players", type=int, default=None, help=t("balance.cli.players", lang))
-    sim.add_argument("--setup", type=str, default=None, help=t("balance.cli.setup", lang))
+    sim.add_argument("--setup", type=str, default=None,
+                     help=_with_default(t("balance.cli.setup", lang), none, lang))
     sim.add_argument("--seed", type=int, default=0,
                      help=_with_default(t("cli.simulate.seed", lang), 0, lang))
     sim.add_argument("--modules", type=str, default="",
@@ -82,9 +83,9 @@ def parser() -> argparse.ArgumentParser:
     web.add_argument("--lang", type=str, choices=("ru", "en"), default=None,
                      help=_with_default(t("cli.web.lang", lang), lang, lang))
     web.add_argument("--link", type=int, default=None, metavar="GUILD_ID",
-                     help=t("cli.web.link", lang))
+                     help=_with_default(t("cli.web.link", lang), none, lang))
     web.add_argument("--base", type=str, default=None, metavar="URL",
-                     help=t("cli.web.base", lang))
+                     help=_with_default(t("cli.web.base", lang), "http://HOST:PORT", lang))
     mig = sub.add_parser("migrate-db", help=t("cli.migrate.help", lang))
     mig.add_argument("--from", dest="source", required=True, help=t("cli.migrate.from", lang))
     mig.add_argument("--to", dest="target", required=True, help=t("cli.migrate.to", lang))
@@ -241,7 +242,16 @@ def web(args: argparse.Namespace) -> int:
     from archive.web import guild_path, serve
     from core.settings import ConfigError, Settings
 
-    secret = Settings().web_secret
+    try:
+        secret = Settings().web_secret
+        url = args.db or _database_url()
+    except Exception as exc:  # pydantic's ValidationError: a setting that cannot be read
+        print(t("cli.config_error", _lang(), error=str(exc)), file=sys.stderr)
+        return 2
+    missing = None if args.link is not None else _missing_file(url)
+    if missing is not None:
+        print(t("cli.db_missing", _lang(), path=missing), file=sys.stderr)
+        return 2
     if not secret:
         print(t("cli.web.no_secret", _lang()), file=sys.stderr)
         return 2
@@ -249,15 +259,6 @@ def web(args: argparse.Namespace) -> int:
         base = (args.base or f"http://{args.host}:{args.port}").rstrip("/")
         print(base + guild_path(secret, args.link))
         return 0
-    try:
-        url = args.db or _database_url()
-    except Exception as exc:  # pydantic's ValidationError: a setting that cannot be read
-        print(t("cli.config_error", _lang(), error=str(exc)), file=sys.stderr)
-        return 2
-    missing = _missing_file(url)
-    if missing is not None:
-        print(t("cli.db_missing", _lang(), path=missing), file=sys.stderr)
-        return 2
     try:
         asyncio.run(serve(url, args.host, args.port, args.lang or _lang(), secret))
     except ConfigError as exc:

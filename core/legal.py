@@ -10,7 +10,7 @@ from, so the two cannot drift apart.
 
 from __future__ import annotations
 
-from core.access import may_master
+from core.access import may_master, seat_refusal
 from core.guards import MASTER_COMMANDS, passes
 from core.roles import info
 from core.rules.voting import base_weight
@@ -26,7 +26,8 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
     seat = state.player(uid)
     cmds: list[str] = ["game status", *_master_commands(state, uid, admin)]
     if state.phase is PhaseKind.SIGNUP:
-        if seat is None and uid != state.master and not state.spectating(uid):
+        if (seat is None and not state.spectating(uid)
+                and seat_refusal(state, uid, admin=admin, sight="none") is None):
             cmds.append("game join")
         elif seat is not None:
             cmds.append("game leave")
@@ -39,7 +40,8 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
         cmds += _player_commands(state, uid)
     if state.options.currency and seat is not None:
         cmds.append("wallet")
-    if seat is None and not master and not state.over and not state.spectating(uid):
+    if (seat is None and not may_master(state, uid, admin=admin) and not state.over
+            and not state.spectating(uid)):
         cmds.append("game spectate")
     return list(dict.fromkeys(cmds + ALWAYS))
 
