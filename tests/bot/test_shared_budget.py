@@ -13,7 +13,6 @@ from typing import Any
 
 import discord
 import discord.http
-import pytest
 from discord.http import Route
 
 from bot import MafiaBot
@@ -32,7 +31,6 @@ from tests.harness.gateway import IdentifyGate
 from tests.harness.ratelimits import RateLimits, VirtualClock
 from tests.harness.transport import Captured, FakeDiscord, FakeSession
 
-pytestmark = pytest.mark.postgres
 ROUTE = "GET /channels/{channel_id}"
 TOKEN = "harness.fake.token"
 
