@@ -340,6 +340,8 @@ class IdentifyCoordinator:
     max_concurrency: int = 1
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], Any] = asyncio.sleep
+    window: float = IDENTIFY_WINDOW
+    margin: float = IDENTIFY_MARGIN
     _local: dict[int, float] = field(default_factory=dict)
     _locks: dict[int, asyncio.Lock] = field(default_factory=dict)
 
@@ -366,7 +368,7 @@ class IdentifyCoordinator:
     async def _wait_until(self, last: float | None) -> None:
         if last is None:
             return
-        wait = last + IDENTIFY_WINDOW + IDENTIFY_MARGIN - self.clock()
+        wait = last + self.window + self.margin - self.clock()
         if wait > 0:
             await self.sleep(wait)
 
