@@ -654,14 +654,8 @@ def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
 
 
 def _thank(ctx: Ctx, cmd: c.Thank) -> None:
+    guards.thank(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
-    if not s.options.currency:
-        raise RuleError(ErrorCode.MODULE_OFF, module="currency")
-    if s.phase is not PhaseKind.ENDED:
-        raise RuleError(ErrorCode.THANK_AFTER_GAME)
-    _player(ctx, cmd.by, alive=False)
-    if cmd.by in s.thanked:
-        raise RuleError(ErrorCode.ALREADY_THANKED)
     have = cmd.funds.get(cmd.by, 0)
     if cmd.premium > have:
         raise RuleError(ErrorCode.NOT_ENOUGH_LIRA, need=cmd.premium, have=have)

@@ -1,12 +1,13 @@
-"""One guard per master command: the precondition the engine raises from and
-core.legal lists from.
+"""One guard per command: the precondition the engine raises from and core.legal
+lists from (so far the master's commands and /thank; the other players' commands are
+held to the engine by tests/engine/test_legal.py alone).
 
 A guard checks what does not depend on the command's arguments (who sends it, the
 phase, the modules), in the order the engine has always checked it, so every refusal
 keeps its words. The engine calls a command's guard before it reads the arguments;
 core.legal lists the command exactly when its guard passes; tests/engine/test_legal.py
 holds each guarded command to the engine both ways. A new master command is one guard
-and one row in MASTER_COMMANDS.
+and one row in MASTER_COMMANDS (or GUARDED).
 """
 
 from __future__ import annotations
@@ -76,6 +77,22 @@ MASTER_COMMANDS: dict[str, Guard] = {
     "master prod": conduct,
     "game cancel": cancel,
 }
+
+
+def thank(state: GameState, uid: int, admin: bool) -> None:
+    """/thank: a player of a game that ended (not cancelled), once, with the currency."""
+    if not state.options.currency:
+        raise RuleError(ErrorCode.MODULE_OFF, module="currency")
+    if state.phase is not PhaseKind.ENDED:
+        raise RuleError(ErrorCode.THANK_AFTER_GAME)
+    if state.player(uid) is None:
+        raise RuleError(ErrorCode.NOT_A_PLAYER)
+    if uid in state.thanked:
+        raise RuleError(ErrorCode.ALREADY_THANKED)
+
+
+#: Every guarded command.
+GUARDED: dict[str, Guard] = {**MASTER_COMMANDS, "thank": thank}
 
 
 def passes(guard: Guard, state: GameState, uid: int, admin: bool) -> bool:

@@ -11,7 +11,7 @@ from, so the two cannot drift apart.
 from __future__ import annotations
 
 from core.access import may_master, seat_refusal
-from core.guards import MASTER_COMMANDS, passes
+from core.guards import MASTER_COMMANDS, passes, thank
 from core.roles import info
 from core.rules.voting import base_weight
 from core.state import GameState, PhaseKind
@@ -34,7 +34,7 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
     elif state.over:
         if seat is not None:
             cmds.append("role")
-            if state.options.currency:
+            if passes(thank, state, uid, admin):
                 cmds.append("thank")
     elif seat is not None:
         cmds += _player_commands(state, uid)

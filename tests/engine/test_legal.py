@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from core import commands as c
 from core.engine import apply
 from core.errors import RuleError
-from core.guards import MASTER_COMMANDS
+from core.guards import GUARDED, MASTER_COMMANDS
 from core.legal import legal_commands
 from core.sim import MASTER, Table, random_phase
 from core.state import GameState, Options
@@ -67,11 +67,13 @@ def attempts(state: GameState, uid: int, name: str, at: datetime,
             return [c.Bonus(**by, target=t, amount=1, reason="style") for t in seats]
         case "master prod":
             return [c.Remind(**by)]
+        case "thank":
+            return [c.Thank(**by, premium=0)]
     raise AssertionError(name)
 
 
 CHECKED = ("vote", "checkin", "game join", "game leave", "game start", "master advance",
-           "master extend", "master kick", "master bonus", "game cancel")
+           "master extend", "master kick", "master bonus", "game cancel", "thank")
 #: Listed, these may still be refused for want of a target (no vote to withdraw, no
 #: dead to exclude, no move tonight, nobody owing his turn, a composition the deal
 #: refuses); left out, they are refused whatever the target.
@@ -113,7 +115,7 @@ def check(state: GameState, at: datetime,
 def check_guards(state: GameState, uid: int, admin: bool, at: datetime) -> None:
     """A guarded command its guard refuses is refused by the engine in the guard's words,
     whatever its arguments."""
-    for name, guard in MASTER_COMMANDS.items():
+    for name, guard in GUARDED.items():
         try:
             guard(state, uid, admin)
         except RuleError as refused:
@@ -162,3 +164,26 @@ def test_every_master_command_is_guarded_or_listed_by_phase() -> None:
 
     assert set(MASTER_COMMANDS) <= set(MASTER_ORDER)
     assert [n for n in MASTER_ORDER if n in MASTER_COMMANDS] == list(MASTER_COMMANDS)
+
+
+def test_thank_is_listed_exactly_when_the_engine_takes_it() -> None:
+    """After a finished game with the currency (each player once), never after a
+    cancelled one: /help and the engine agree through the one guard."""
+    from core.sim import EPOCH, play
+    from core.state import PhaseKind
+
+    played = play(5, 7, Options(currency=True))
+    ended = played.state
+    assert ended.phase is PhaseKind.ENDED
+    check(ended, EPOCH)
+    seat = ended.players[0].uid
+    assert "thank" in legal_commands(ended, seat)
+    thanked = apply(ended, c.Thank(by=seat, at=EPOCH)).state
+    assert "thank" not in legal_commands(thanked, seat)
+    check(thanked, EPOCH)
+    table = Table(2, 7, Options(currency=True))
+    table.send(c.Start(by=MASTER, at=table.clock, confirm=True))
+    table.send(c.Cancel(by=MASTER, at=table.tick()))
+    assert table.state.phase is PhaseKind.CANCELLED
+    assert "thank" not in legal_commands(table.state, table.state.players[0].uid)
+    check(table.state, table.tick())
