@@ -115,7 +115,7 @@ async def post(channel: discord.abc.Messageable, key: str, *, content: str | Non
             nonce=nonce(key, first) if i == 0 else nonce(f"{key}.{first}", i),
             allowed_mentions=mentions or no_pings(), **extra)
         if earlier and _already(earlier, fields["nonce"], part.content,
-                                [e.to_dict() for e in part.embeds or []]):
+                                [dict(e.to_dict()) for e in part.embeds or []]):
             log.warning("part %s of %s was posted before a restart: not posted again",
                         i, key)
             continue
