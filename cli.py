@@ -46,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
     web.add_argument("--port", type=int, default=8080)
     web.add_argument("--lang", type=str, choices=("ru", "en"), default=None,
                      help=t("cli.archive.lang", lang))
+    sub.add_parser("status", help=t("delivery.status_help", lang))
     mig = sub.add_parser("migrate-db", help=t("cli.migrate.help", lang))
     mig.add_argument("--from", dest="source", required=True, help=t("cli.migrate.from", lang))
     mig.add_argument("--to", dest="target", required=True, help=t("cli.migrate.to", lang))
@@ -263,6 +264,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return archive(args)
     if args.command == "web":
         return web(args)
+    if args.command == "status":
+        import asyncio
+
+        from cogs.delivery import outbox_status
+
+        print(asyncio.run(outbox_status(_database_url())))
+        return 0
     if args.command is None:
         args = parser().parse_args(["run", *(argv or [])])
     return run(args)

@@ -51,6 +51,12 @@ class Settings(BaseSettings):
     # Games open at once (signup or running): per member who opened them, per guild.
     max_games_per_member: int = Field(default=3, ge=1)
     max_games_per_guild: int = Field(default=25, ge=1)
+    # The outbox (docs/delivery.md): delivered entries are deleted after this many days
+    # (0: kept forever); an entry delivered later than `outbox_late_seconds` after its
+    # commit is logged and counted; the backlog is logged every `outbox_health_seconds`.
+    outbox_retention_days: float = Field(default=7.0, ge=0)
+    outbox_late_seconds: float = Field(default=60.0, gt=0)
+    outbox_health_seconds: float = Field(default=300.0, gt=0)
 
 
 def _bad(url: str, why: str) -> ConfigError:
