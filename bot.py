@@ -23,7 +23,15 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs import sharedbudget
-from cogs.delivery import LANES, Delivery, lane, route
+from cogs.delivery import (
+    LANE_NAMES,
+    LANE_WEIGHTS,
+    LANES,
+    Delivery,
+    lane,
+    outbox_settings,
+    route,
+)
 from cogs.ratelimits import install
 from cogs.utils import bot as shared
 from cogs.utils.errors import send_error
@@ -107,7 +115,9 @@ class MafiaBot(shared.MafiaBot):
         self.outbox = OutboxWorker(self.delivery.deliver, notify_parked=self.delivery.parked,
                                    service=self.service,
                                    deliver_batch=self.delivery.deliver_batch,
-                                   lane=lane, lanes=LANES)
+                                   lane=lane, lanes=LANES, weights=LANE_WEIGHTS,
+                                   max_concurrent=32, names=LANE_NAMES,
+                                   **outbox_settings(settings))
         self.resumed = 0  # live games found at start-up (their deadlines re-armed)
         self.announced = False
 

@@ -86,6 +86,9 @@ def parser() -> argparse.ArgumentParser:
                      help=_with_default(t("cli.web.link", lang), none, lang))
     web.add_argument("--base", type=str, default=None, metavar="URL",
                      help=_with_default(t("cli.web.base", lang), "http://HOST:PORT", lang))
+    status = sub.add_parser("status", help=t("delivery.status_help", lang))
+    status.add_argument("--db", type=str, default=None,
+                        help=_with_default(t("cli.db", lang), database, lang))
     mig = sub.add_parser("migrate-db", help=t("cli.migrate.help", lang))
     mig.add_argument("--from", dest="source", required=True, help=t("cli.migrate.from", lang))
     mig.add_argument("--to", dest="target", required=True, help=t("cli.migrate.to", lang))
@@ -367,6 +370,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return archive(args)
     if args.command == "web":
         return web(args)
+    if args.command == "status":
+        import asyncio
+
+        from cogs.delivery import outbox_status
+
+        url = args.db or _database_url()
+        missing = _missing_file(url)
+        if missing is not None:
+            print(t("cli.db_missing", _lang(), path=missing), file=sys.stderr)
+            return 2
+        print(asyncio.run(outbox_status(url)))
+        return 0
     if args.command is None:
         args = parser().parse_args(["run", *(argv or [])])
     return run(args)

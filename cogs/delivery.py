@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import io
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -33,14 +33,16 @@ from core.archive import NotFinished, team_channel_readers
 from core.events import Event
 from core.i18n import t
 from core.narrate import team_name
+from core.settings import Settings
 from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
 from core.views import channel_access, lobby_view
 from core.visibility import living_choices
 from core.vocabulary import Team
 
+from . import ratelimits
 from .overwrites import member_overwrite
-from .places import PLACES_KINDS, Places, is_place_key, ping_args
+from .places import PLACES_KINDS, Places, is_place_key
 from .tally import TALLY_KIND, LiveTallies
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
@@ -84,17 +86,46 @@ def route(event: Event) -> bool:
     return event.audience.kind in ("public", "team", "master")
 
 
-# The outbox's priority lanes (OutboxWorker `lane`): under Discord's rate limits every
-# game's public announcement goes out before any private push, and those before cosmetic
-# edits (the signup message; live tallies).
-LANE_ANNOUNCE, LANE_PRIVATE, LANE_COSMETIC = 0, 1, 2
-LANES = 3
+# The outbox's lanes (OutboxWorker `lane`), one per kind of destination: each game's
+# lanes are delivered separately (each in order), and the lanes take weighted turns for
+# the worker's slots (docs/delivery.md): public announcements get the largest share, but
+# a player's private push, a team channel or the live count never waits until every
+# announcement of every game is out, and a guild's slow windows (channel creations,
+# member roles) hold back only their own lane of their own game.
+LANE_ANNOUNCE, LANE_PRIVATE, LANE_CHANNELS, LANE_COSMETIC, LANE_ROLES = 0, 1, 2, 3, 4
+LANES = 5
+LANE_NAMES = ("announce", "places", "channels", "cosmetic", "roles")
+LANE_WEIGHTS = (8.0, 4.0, 2.0, 2.0, 1.0)
+#: seconds an outbox request may wait for its channel's or guild's window in the budget
+#: before its entry backs off instead (cogs/ratelimits.py PATIENCE)
+PATIENCE = 5.0
 #: lanes of outbox entries that are not engine events, by `Outbox.kind` (a new kind adds
-#: itself here; an unknown kind, like a player's private push, is private). The game's
-#: ping role is synced in the announcements' lane: an announcement pings the role as it
-#: stands after its command (cogs/places.py).
+#: itself here; an unknown kind is a player's private push). The game's ping role has a
+#: lane of its own: a phase announcement never waits for member-role changes (10 per
+#: 10 s per guild), it pings the role as it stands.
 LANE_OF_KIND: dict[str, int] = {"signup": LANE_COSMETIC, "tally": LANE_COSMETIC,
-                                "ping_role": LANE_ANNOUNCE, SIGNUP_POST: LANE_ANNOUNCE}
+                                "ping_role": LANE_ROLES, SIGNUP_POST: LANE_ANNOUNCE}
+
+
+def outbox_settings(settings: Settings) -> dict[str, Any]:
+    """The OutboxWorker's operator settings (core/settings.py; docs/delivery.md)."""
+    days = settings.outbox_retention_days
+    return {"retention": timedelta(days=days) if days > 0 else None,
+            "late_after": settings.outbox_late_seconds,
+            "health_interval": settings.outbox_health_seconds}
+
+
+async def outbox_status(url: str) -> str:
+    """`mafia-bot status`: the outbox's health line read from the database (no bot)."""
+    from core.storage.db import close_db, init_db
+    from core.storage.outbox import backlog, health_line
+    from core.storage.timing import utcnow
+
+    await init_db(url)
+    try:
+        return health_line(await backlog(lane, LANES, utcnow(), names=LANE_NAMES))
+    finally:
+        await close_db()
 
 
 def lane(entry: OutboxEntry) -> int:
@@ -104,7 +135,10 @@ def lane(entry: OutboxEntry) -> int:
         return LANE_OF_KIND.get(entry.kind, LANE_PRIVATE)
     event = entry.payload.get("event") or {}
     kind = event.get("kind")
-    if (event.get("audience") or {}).get("kind", "public") != "public":
+    audience = (event.get("audience") or {}).get("kind", "public")
+    if audience in PRIVATE:
+        return LANE_CHANNELS
+    if audience != "public":
         return LANE_PRIVATE
     if kind in SIGNUP_EVENTS:
         return LANE_COSMETIC
@@ -139,6 +173,7 @@ class Delivery:
 
     async def deliver(self, entry: OutboxEntry) -> None:
         recheck = RECHECK.set(recheck_since(entry.created_at, self.started))
+        patience = ratelimits.PATIENCE.set(PATIENCE)
         try:
             await self._deliver(entry)
             self._done = {k for k in self._done if k[:2] != entry.key}
@@ -148,6 +183,7 @@ class Delivery:
             raise _translated(exc) from exc
         finally:
             RECHECK.reset(recheck)
+            ratelimits.PATIENCE.reset(patience)
 
     async def deliver_batch(self, entries: list[OutboxEntry]) -> int:
         """The OutboxWorker's batch hook: the leading entries made by one command go out
@@ -163,6 +199,7 @@ class Delivery:
             return 1
         game = run[0].game_id
         recheck = RECHECK.set(recheck_since(run[0].created_at, self.started))
+        patience = ratelimits.PATIENCE.set(PATIENCE)
         try:
             await self._deliver_run(run)
         except Exception as exc:
@@ -184,6 +221,7 @@ class Delivery:
             raise
         finally:
             RECHECK.reset(recheck)
+            ratelimits.PATIENCE.reset(patience)
         return len(run)
 
     def _did(self, entry: OutboxEntry, step: str) -> bool:
@@ -242,7 +280,7 @@ class Delivery:
             await post(channel, entry_key(head), embeds=[e for _, _, e in message],
                        view=view if i == len(messages) - 1 else None, first=k0,
                        content=clip(content, CONTENT) if content and i == 0 else None,
-                       mentions=mentions, files=files)
+                       mentions=mentions if i == 0 else None, files=files)
             for entry, k, _ in message:
                 self._mark([entry], f"post:{k}")
                 if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):
@@ -288,7 +326,9 @@ class Delivery:
                                 if phase.data["phase"] == "day" else 0, living, lang)
             elif "game_started" in kinds:
                 view = role_view(info.id, lang)
-            ping = ping_args(info) if phase is not None else {}
+            # a phase, or the end (posted before the role is deleted with the channels)
+            ping = await self.places.ping(info, make=phase is not None) \
+                if phase is not None or "game_over" in kinds else {}
             await self._post_pieces(self._channel(info.channel_id), todo, lang, view,
                                     game=info, **ping)
         closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
@@ -374,7 +414,9 @@ class Delivery:
             view = day_view(self.bot, info.id,
                             event.data["number"] if event.data["phase"] == "day" else 0,
                             living, lang)
-            ping = ping_args(await self.service.info(info.id))
+            ping = await self.places.ping(info)
+        elif event.kind == "game_over":  # the role is deleted only after this post
+            ping = await self.places.ping(info, make=False)
         await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view,
                                 game=info, **ping)
         if event.kind in ("game_over", "cancelled"):
@@ -495,9 +537,7 @@ class Delivery:
         """A private place made (or adopted) for the game: its id stored under `key` and
         indexed before its welcome is posted (with a nonce), so a crash in between adopts
         the channel and posts the welcome once."""
-        channels = dict((await self.service.info(info.id)).private_channels)
-        channels[key] = channel.id
-        await self.service.set_discord(info.id, DiscordPatch(private_channels=channels))
+        await self.places.patch_channels(info.id, {key: channel.id})
         self.bot.private_index[channel.id] = info.id
         nonce = entry_key(entry, "w") if entry is not None else f"g{info.id}w{channel.id}"
         await post(channel, nonce, content=welcome)

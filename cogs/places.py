@@ -15,6 +15,7 @@ Where things are kept: the role id and the threads' ids live in the game's
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,7 @@ from core.places import (
     ping_members,
     seat_holder,
     seats,
+    stale,
 )
 from core.storage.outbox import OutboxEntry
 from core.storage.service import DiscordPatch, GameInfo, GameService
@@ -88,6 +90,8 @@ class Places:
         # first push into each after a start checks that it was not posted before a crash.
         self._sent: set[tuple[int, int]] = set()
         self._checked: set[int] = set()
+        self._locks: dict[int, asyncio.Lock] = {}  # game -> its private_channels writes
+        self._role_locks: dict[int, asyncio.Lock] = {}  # game -> making its role
 
     @property
     def service(self) -> GameService:
@@ -103,17 +107,43 @@ class Places:
 
     # --- the ping role ---------------------------------------------------------------------
     async def _patch(self, info: GameInfo, key: str, value: int | None) -> None:
-        channels = dict((await self.service.info(info.id)).private_channels)
-        if value is None:
-            channels.pop(key, None)
-        else:
-            channels[key] = value
-        await self.service.set_discord(info.id, DiscordPatch(private_channels=channels))
+        await self.patch_channels(info.id, {key: value})
+
+    async def patch_channels(self, game_id: int, changes: dict[str, int | None]) -> None:
+        """Set (None: drop) keys of the game's `private_channels` map. One game's lanes
+        are delivered side by side (its places, team channels and ping role), so this
+        read-modify-write holds a lock per game: no writer loses another's id."""
+        lock = self._locks.setdefault(game_id, asyncio.Lock())
+        async with lock:
+            channels = dict((await self.service.info(game_id)).private_channels)
+            for key, value in changes.items():
+                if value is None:
+                    channels.pop(key, None)
+                else:
+                    channels[key] = value
+            await self.service.set_discord(game_id, DiscordPatch(private_channels=channels))
 
     def _role_name(self, info: GameInfo) -> str:
         return t("places.role_name", info.language, title=info.title[:70], game=info.id)[:100]
 
+    async def ping(self, info: GameInfo, *, make: bool = True) -> dict[str, Any]:
+        """`ping_args` of a phase announcement. The role is made now if the game has
+        none yet (`make`): its entry waits in the roles' lane behind other games'
+        member-role changes, and an announcement waits for nothing of the kind."""
+        current = await self.service.info(info.id)
+        if current.private_channels.get(ROLE_KEY) is None and make:
+            await self.ensure_role(current)
+            current = await self.service.info(info.id)
+        return ping_args(current)
+
     async def ensure_role(self, info: GameInfo) -> int:
+        """The game's role (one at a time per game: an announcement and the roles' lane
+        may ask at once)."""
+        lock = self._role_locks.setdefault(info.id, asyncio.Lock())
+        async with lock:
+            return await self._ensure_role(info)
+
+    async def _ensure_role(self, info: GameInfo) -> int:
         """The game's role: the stored one, else one of our name left by a try that
         crashed before storing it, else a new one, with no permissions and no colour.
         Discord lets a bot ping a role members may not mention only if the bot holds
@@ -281,7 +311,9 @@ class Places:
             await self._let_out(thread_id, uid)
         for uid in payload.get("add", []):
             await self._let_in(thread_id, uid)
-        events = [Event.model_validate(e) for e in payload.get("events", [])]
+        # a reminder whose reason is gone by now (he voted meanwhile) is not sent late
+        events = [e for e in (Event.model_validate(e) for e in payload.get("events", []))
+                  if not stale(state, e, holder)]
         if not events:
             self._sent.add(key)
             return

@@ -8,9 +8,18 @@ guild more tightly than the headers tell in advance, to that key; it waits by pr
 
   URGENT    anything an interaction may be waiting for (lookups, DMs opened ...)
   ANNOUNCE  a message in a public channel (a game's announcements)
-            and the game's ping role (created, given, taken)
-  PRIVATE   a message in a private channel, thread or DM; channel set-up
+  PRIVATE   a message in a private channel, thread or DM; channel set-up; the game's
+            ping role (created, given, taken: announcements never wait for it)
   COSMETIC  an edit of a message (the signup message, a live tally)
+
+URGENT goes first; the others take weighted turns (core/storage/budget.py), so a flood
+of announcements cannot starve private pushes or the live count.
+
+The outbox's deliveries run with PATIENCE set: a request that would wait longer than
+that for its channel's or guild's own window (a guild that created 50 channels in ten
+minutes, a busy member-role route) is not sent into a long wait holding a delivery slot;
+it raises `discord.RateLimited`, and the outbox entry backs off for that long while the
+other entries and games go on.
 
 While an edit of a message waits, a newer edit of the same message joins it: one request
 carries both (the newer fields win) and both callers get its answer.
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +58,7 @@ SETUP = frozenset({
     "POST /channels/{channel_id}/threads",
     "PUT /channels/{channel_id}/thread-members/{user_id}",
 })
-# the game's ping role: its announcement waits for it, so it goes with announcements
+# the game's ping role and who holds it
 ROLES = frozenset({
     "POST /guilds/{guild_id}/roles", "PATCH /guilds/{guild_id}/roles/{role_id}",
     "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}",
@@ -61,6 +71,14 @@ ROLES = frozenset({
 # here rather than collecting 429s (too many of them get the bot's IP banned).
 CHANNEL_CREATIONS = (50, 600.0)
 ROLE_CREATIONS = (250, 48 * 3600.0)
+# Member-role changes: 10 per 10 s per guild (one bucket for adding and removing).
+MEMBER_ROLES = (10, 10.0)
+MEMBER_ROLE = frozenset({"PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}",
+                         "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}"})
+
+#: seconds a request of the outbox may wait for its own channel's/guild's window before
+#: it gives up (discord.RateLimited) and its entry backs off instead (None: no limit)
+PATIENCE: ContextVar[float | None] = ContextVar("budget_patience", default=None)
 
 
 def keys(route: Route, payload: Any) -> list[Key]:
@@ -85,6 +103,8 @@ def keys(route: Route, payload: Any) -> list[Key]:
         return [Key(f"rolecreate:{gid}", 5, 5.0), Key(f"rolecreates:{gid}", *ROLE_CREATIONS)]
     if method_path == "POST /channels/{channel_id}/threads":
         return [Key(f"thread:{cid}", 5, 5.0)]
+    if method_path in MEMBER_ROLE:
+        return [Key(f"memberrole:{gid}", *MEMBER_ROLES)]
     return []
 
 
@@ -105,6 +125,8 @@ class BudgetedHTTP:
     budget: RateBudget
     send: Callable[..., Awaitable[Any]]
     coalesced: int = 0
+    #: requests of the outbox that backed off rather than wait past PATIENCE
+    deferred: int = 0
     _edits: dict[str, _Edit] = field(default_factory=dict)
 
     def priority(self, route: Route) -> int:
@@ -117,14 +139,19 @@ class BudgetedHTTP:
             public = isinstance(channel, discord.TextChannel) \
                 and cid not in self.bot.private_index
             return ANNOUNCE if public else PRIVATE
-        if method_path in SETUP:
+        if method_path in SETUP or method_path in ROLES:
             return PRIVATE
-        if method_path in ROLES:
-            return ANNOUNCE
         return URGENT
 
     async def request(self, route: Route, **kwargs: Any) -> Any:
         payload = kwargs.get("json")
+        patience = PATIENCE.get()
+        # (a budget that skips its waits, the tests' virtual clock, makes waiting free)
+        if patience is not None and self.budget.skip is None:
+            wait = self.budget.delay(keys(route, payload))
+            if wait > patience:
+                self.deferred += 1
+                raise discord.RateLimited(wait)
         if f"{route.method} {route.path}" == EDIT and isinstance(payload, dict) \
                 and not kwargs.get("files") and not kwargs.get("form"):
             return await self._edit(route, payload, kwargs)

@@ -16,9 +16,9 @@ pushes them, with a ping, into each player's private place (cogs/places.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -97,6 +97,11 @@ def tally_message_embed(tally: LiveTally, lang: str) -> discord.Embed:
 
 
 # --- delivery -------------------------------------------------------------------------
+def _now() -> float:
+    """The event loop's clock (monotonic in production, virtual in tests)."""
+    return asyncio.get_running_loop().time()
+
+
 class LiveTallies:
     """Posts and edits the live counts; called by cogs.delivery for "tally" entries."""
 
@@ -119,7 +124,7 @@ class LiveTallies:
         embed = tally_message_embed(tally, info.language)
         message_id = info.live_messages.get(key)
         if message_id is not None:
-            wait = self._last.get(message_id, -math.inf) + self.interval - time.monotonic()
+            wait = self._last.get(message_id, -math.inf) + self.interval - _now()
             if wait > 0 and entry.payload.get("op") == "edit":
                 # Later counts pile up meanwhile and coalesce. The final count is never
                 # held back: the next phase's announcement waits behind it.
@@ -131,13 +136,13 @@ class LiveTallies:
                 log.warning("game %s: live count %s was deleted; posting it again",
                             info.id, key)
             else:
-                self._last[message_id] = time.monotonic()
+                self._last[message_id] = _now()
                 self.edits += 1
                 return
         message = await send(embed)
         kept = {k: v for k, v in info.live_messages.items() if not k.startswith("tally:")}
         await service.set_discord(info.id, DiscordPatch(live_messages=kept | {key: message.id}))
-        self._last[message.id] = time.monotonic()
+        self._last[message.id] = _now()
         self.posts += 1
 
 

@@ -1,7 +1,7 @@
 """Private places and the game's ping role: who is told what, as pure functions.
 
 The Discord layer gives every seat a private place (a private thread of the game
-channel) and the living players a guild role that phase announcements ping. What
+channel) and the seated players a guild role that phase announcements ping. What
 goes to which place, and who holds the role after a command, is decided here from
 the engine's events and the states before and after the command, so the cogs never
 read raw state for it. The results become outbox entries written in the command's
@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from core.commands import Command
-from core.events import Event
+from core.events import Event, EventKind
+from core.rules.owing import duty, owing
 from core.state import GameState
 
 PLACE_KIND = "place"  # Outbox.kind: one seat's news of one command, as one message
@@ -110,11 +111,31 @@ def pushes(by: int, state: GameState, events: list[Event]) -> list[Push]:
     return [out[s] for s in sorted(out)]
 
 
+#: deaths that take a player out of the game's loop (and so the ping role): a removal
+#: by the master or for inactivity, not a death in play
+REMOVALS = frozenset({"kicked", "inactive"})
+
+
+def stale(state: GameState, event: Event, uid: int) -> bool:
+    """A reminder (scheduled or a prod) whose reason is gone when it is delivered: the
+    player has done what it asked meanwhile (voted, ordered, checked in), the phase it
+    was about is over, or he no longer owes anything. It is dropped, not sent late."""
+    if event.kind != EventKind.REMINDER:
+        return False
+    data = event.data
+    return not (duty(state) == data.get("what") and state.number == data.get("number")
+                and uid in owing(state))
+
+
 def ping_members(state: GameState) -> set[int]:
-    """Who holds the game's ping role: the living players of a running game."""
+    """Who holds the game's ping role: every seat's holder of a running game, the dead
+    too: they stay in the loop until the end (a ghost voter under a living occultist
+    still needs the phase pings), and a death costs no member-role request (Discord
+    allows 10 per 10 s per guild). A removed player (REMOVALS) loses it, and a replaced
+    member with his seat (the substitute takes it)."""
     if not state.started or state.over:
         return set()
-    return {p.uid for p in state.living()}
+    return {p.uid for p in state.players if p.death is None or p.death.cause not in REMOVALS}
 
 
 def ping_change(old: GameState, new: GameState) -> PingChange | None:

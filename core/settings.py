@@ -63,6 +63,13 @@ class Settings(BaseSettings):
     # `mafia-bot web`: the secret each guild's address is derived from (archive/web.py).
     web_secret: str | None = Field(default=None, repr=False)
 
+    # The outbox (docs/delivery.md): delivered entries are deleted after this many days
+    # (0: kept forever); an entry delivered later than `outbox_late_seconds` after its
+    # commit is logged and counted; the backlog is logged every `outbox_health_seconds`.
+    outbox_retention_days: float = Field(default=7.0, ge=0)
+    outbox_late_seconds: float = Field(default=60.0, gt=0)
+    outbox_health_seconds: float = Field(default=300.0, gt=0)
+
     @model_validator(mode="after")
     def _database_in_data_dir(self) -> Settings:
         if not self.database_url.strip():

@@ -10,8 +10,11 @@ key it is charged to had fewer than `limit` sends in the last `window` seconds (
 window: no fixed window Discord may count in can hold more), with a small margin for the
 time a request takes to arrive.
 
-Waiters are served by priority, then in arrival order (a game waiting longer goes
-first); a waiter blocked only by its own channel's key does not hold back the others.
+Priority 0 (what an interaction waits for) goes first; the other priorities take
+weighted turns (`weights`, core/storage/turns.py): announcements get the largest share,
+but private pushes and edits keep theirs however long the announcements' queue (strict
+priority starved them in a busy guild, issue 27). Within a priority, arrival order; a
+waiter blocked only by its own channel's key does not hold back the others.
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from core.storage.turns import Stride
+
 GLOBAL = "global"
 GLOBAL_LIMIT = 50  # Discord: 50 requests per second per bot
+#: shares of the global limit by priority when several wait (0: strict, always first)
+WEIGHTS = (0.0, 8.0, 4.0, 2.0)
 MARGIN = 1.05  # windows are kept this much longer than Discord's (arrival jitter)
 
 
@@ -93,6 +100,8 @@ class RateBudget:
     _queues: dict[int, deque[_Waiter]] = field(default_factory=dict)
     _timer: asyncio.Handle | None = None
     _timer_at: float = float("inf")
+    weights: tuple[float, ...] = WEIGHTS
+    _stride: Stride | None = None
 
     def window(self, key: Key) -> SlidingWindow:
         # the global window always follows `global_limit` (hook of cogs/sharedbudget.py:
@@ -104,6 +113,13 @@ class RateBudget:
         elif w.limit != limit:  # the limit was changed (e.g. global_limit)
             w.limit = limit
         return w
+
+    def delay(self, keys: Iterable[Key]) -> float:
+        """Seconds a request charged to `keys` would wait for them now (not counting
+        the global limit, nor requests in flight: those are answered soon)."""
+        now = self.clock()
+        waits = (self.window(k).wait(now) for k in keys)
+        return max((w for w in waits if w != float("inf")), default=0.0)
 
     @property
     def waiting(self) -> int:
@@ -154,35 +170,45 @@ class RateBudget:
             self._pump()
 
     def _pump(self) -> None:
-        """Grant every waiter that fits now, by priority then arrival; arm a timer for
-        the soonest moment another one may fit."""
+        """Grant every waiter that fits now (priority 0 first, the others by weighted
+        turns, arrival order within one); arm a timer for the soonest moment another
+        one may fit."""
         now = self.clock()
         glob = self.window(Key(GLOBAL, self.global_limit, 1.0))
         soonest = float("inf")
-        for priority in sorted(self._queues):
-            queue = self._queues[priority]
-            kept: deque[_Waiter] = deque()
-            while queue:
-                waiter = queue.popleft()
+        ready: dict[int, deque[_Waiter]] = {}
+        for priority, queue in self._queues.items():
+            live: deque[_Waiter] = deque()
+            fits: deque[_Waiter] = deque()
+            for waiter in queue:
                 if waiter.future.done():
                     continue
-                g = glob.wait(now)
-                if g > 0:
-                    soonest = min(soonest, g)
-                    kept.append(waiter)
-                    kept.extend(queue)
-                    queue.clear()
-                    break
+                live.append(waiter)
                 wait = max((self.window(k).wait(now) for k in waiter.keys[1:]), default=0.0)
                 if wait > 0:
                     soonest = min(soonest, wait)
-                    kept.append(waiter)
-                    continue
-                for k in waiter.keys:
-                    self.window(k).take()
-                self.granted[priority] = self.granted.get(priority, 0) + 1
-                waiter.future.set_result(None)
-            self._queues[priority] = kept
+                else:
+                    fits.append(waiter)
+            self._queues[priority] = live
+            if fits:
+                ready[priority] = fits
+        while ready:
+            g = glob.wait(now)
+            if g > 0:
+                soonest = min(soonest, g)
+                break
+            priority = self._next(ready)
+            waiter = ready[priority].popleft()
+            if not ready[priority]:
+                del ready[priority]
+            wait = max((self.window(k).wait(now) for k in waiter.keys[1:]), default=0.0)
+            if wait > 0:  # an earlier grant filled a key it shares
+                soonest = min(soonest, wait)
+                continue
+            for k in waiter.keys:
+                self.window(k).take()
+            self.granted[priority] = self.granted.get(priority, 0) + 1
+            waiter.future.set_result(None)
         if soonest < float("inf"):  # (inf: the next answer pumps)
             if self.skip is not None:
                 self.skip(now + soonest)
@@ -190,6 +216,17 @@ class RateBudget:
                     self._timer = asyncio.get_running_loop().call_soon(self._fire)
                 return
             self._arm(now + soonest)
+
+    def _next(self, ready: dict[int, deque[_Waiter]]) -> int:
+        """Which priority is served next: a strict one (weight 0, or unknown) first."""
+        strict = [p for p in ready if not 0 <= p < len(self.weights) or not self.weights[p]]
+        if strict:
+            return min(strict)
+        if self._stride is None:
+            self._stride = Stride([w or 1.0 for w in self.weights])
+        picked = self._stride.pick(ready)
+        assert picked is not None
+        return picked
 
     def _arm(self, at: float) -> None:
         if self._timer is not None and self._timer_at <= at:

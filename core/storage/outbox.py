@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tortoise.queryset import QuerySet
@@ -35,9 +35,11 @@ from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import EVENT_KIND, GameService, GuildFilter
 from core.storage.statements import Script
 from core.storage.timing import cancel_all, doze, utcnow
+from core.storage.turns import shares
 
 log = logging.getLogger(__name__)
 COALESCE_RECHECK = 0.2  # seconds: how often a held-back coalescable head is looked at
+MIN_RETRY = 0.05  # seconds: the shortest wait a RetryAfter sets
 
 
 class RetryAfter(Exception):
@@ -102,7 +104,10 @@ class OutboxWorker:
         max_concurrent: int = 16, service: GameService | None = None,
         deliver_batch: DeliverBatch | None = None, batch_size: int = 10,
         owns: GuildFilter | None = None, lane: Callable[[OutboxEntry], int] | None = None,
-        lanes: int = 1,
+        lanes: int = 1, weights: Sequence[float] | None = None,
+        names: Sequence[str] | None = None, late_after: float = 60.0,
+        health_interval: float = 300.0, retention: timedelta | None = timedelta(days=7),
+        prune_interval: float = 3600.0,
     ) -> None:
         """`service`, if given, wakes the worker whenever it commits new entries;
         `max_concurrent` bounds deliveries in flight across all games. With
@@ -111,11 +116,21 @@ class OutboxWorker:
         service's) limits the worker to games of the guilds this process serves:
         shards sharing one database never deliver (or reorder) each other's entries.
 
-        `lane` sorts entries into `lanes` priority lanes (0 first: public announcements,
-        then private pushes, then cosmetic edits): each game's lanes are served
-        separately, each in strict ordinal order, and a lane delivers nothing while a
-        more urgent lane of any game has due work.  Within a lane, games take turns for
-        the `max_concurrent` slots (FairSlots), so no game starves."""
+        `lane` sorts entries into `lanes` lanes (0: public announcements, then private
+        pushes, ..., see cogs/delivery.py): each game's lanes are served separately,
+        each in strict ordinal order. The `max_concurrent` slots are split between the
+        lanes by `weights` (core/storage/turns.py): the urgent lane gets the largest
+        pool, but every lane has its own, which no other lane's work can hold, so no
+        lane starves (the request budget shares Discord's global limit by the same
+        kind of weights); within a lane, games take turns (longest waiter first).
+
+        An entry delivered more than `late_after` seconds after its commit is logged and
+        counted (`late`, per lane); every `health_interval` seconds the worker logs each
+        lane's backlog and the age of its oldest entry (`names` name the lanes).
+
+        Every `prune_interval` seconds, delivered entries older than `retention` are
+        deleted (None: kept forever); pending and parked ones stay. Nothing reads a
+        delivered entry again: the archive and replays read the command log."""
         self._deliver = deliver
         self._deliver_batch = deliver_batch
         self._batch_size = max(1, batch_size) if deliver_batch is not None else 1
@@ -134,12 +149,21 @@ class OutboxWorker:
         self._skipped: set[tuple[int, int]] = set()
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
-        self._slots = [FairSlots(max_concurrent) for _ in range(self._lanes)]
-        # per lane: tasks with due work; a lane waits until every more urgent one is idle
-        self._busy = [0] * self._lanes
-        self._idle = [asyncio.Event() for _ in range(self._lanes)]
-        for event in self._idle:
-            event.set()
+        # each lane its own slots, sized by weight: a lane whose deliveries wait long
+        # never holds another's (within a lane, games take turns: FairSlots)
+        self._slots = [FairSlots(n) for n in shares(
+            max_concurrent, list(weights or [1.0] * self._lanes))]
+        self._names = list(names or [str(i) for i in range(self._lanes)])
+        self._late_after = late_after
+        self._health_interval = health_interval
+        self._health_at: datetime | None = None
+        self._retention = retention
+        self._prune_interval = prune_interval
+        self._pruned_at: datetime | None = None
+        self.pruned = 0  # delivered entries deleted by the periodic prune
+        #: per lane: entries delivered later than `late_after`, and the longest wait seen
+        self.late = [0] * self._lanes
+        self.worst = [0.0] * self._lanes
         self.delivered = 0
         self.parked = 0
         self.superseded = 0  # coalesced entries dropped unsent
@@ -158,11 +182,6 @@ class OutboxWorker:
         self._task = None
         await cancel_all(tasks)
         self._serving.clear()
-        # a task cancelled before it ran never uncounted itself
-        self._busy = [0] * self._lanes
-        for event in self._idle:
-            event.set()
-
 
     def wake(self) -> None:
         self._wake.set()
@@ -209,7 +228,6 @@ class OutboxWorker:
                     games = []
                 for gid in games:
                     if (gid, 0) not in self._serving:
-                        self._set_busy(0, +1)
                         self._serving[gid, 0] = asyncio.create_task(self._serve(gid, 0))
                     else:
                         self._skipped.add((gid, 0))
@@ -219,14 +237,13 @@ class OutboxWorker:
                 except Exception:
                     log.exception("outbox scan failed")
                     pending = []
-                # every lane with work is counted busy in this one step, urgent lanes
-                # first: no slower lane goes ahead of a game not yet looked at
                 for gid, lane in pending:
                     if (gid, lane) not in self._serving:
-                        self._set_busy(lane, +1)
                         self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
                     else:
                         self._skipped.add((gid, lane))
+            await self._health_check()
+            await self._prune_check()
             await doze(self._wake, self._poll)
 
     async def _pending_games(self, **filters: Any) -> list[int]:
@@ -237,13 +254,6 @@ class OutboxWorker:
         owns = self._owns
         rows = await query.values_list("game_id", "game__guild_id")
         return [int(g) for g, guild in rows if owns(int(guild))]
-
-    def _set_busy(self, lane: int, delta: int) -> None:
-        self._busy[lane] += delta
-        if self._busy[lane] > 0:
-            self._idle[lane].clear()
-        else:
-            self._idle[lane].set()
 
     async def _pending_lanes(self) -> list[tuple[int, int]]:
         """(game, lane) pairs with pending entries, urgent lanes first; each entry's
@@ -266,14 +276,6 @@ class OutboxWorker:
         pairs = {(g, self._lane_of[i]) for i, g, _ in rows if i in self._lane_of}
         return sorted(pairs, key=lambda p: (p[1], p[0]))
 
-    async def _turn(self, lane: int) -> None:
-        """Wait until no more urgent lane has due work."""
-        while True:
-            waiting = next((e for e in self._idle[:lane] if not e.is_set()), None)
-            if waiting is None:
-                return
-            await waiting.wait()
-
     async def _due_rows(self, game_id: int, lane: int) -> tuple[list[Outbox], bool]:
         """The game's next pending entries of `lane` (up to a batch) in ordinal order, and
         whether that is all the game has pending in the lane."""
@@ -294,13 +296,10 @@ class OutboxWorker:
 
     async def _serve(self, game_id: int, lane: int = 0) -> None:
         """Deliver one game's entries of one lane strictly in ordinal order until none is
-        due (busy counted by the spawner; not while waiting out a backoff)."""
-        busy, done = True, False
+        due (a slot is held only while an attempt runs, not while waiting out a backoff)."""
+        done = False
         try:
             while True:
-                if not busy:
-                    self._set_busy(lane, +1)
-                    busy = True
                 rows, complete = await self._due_rows(game_id, lane)
                 if not rows:
                     done = True
@@ -312,8 +311,6 @@ class OutboxWorker:
                     continue
                 wait = (head.next_attempt_at - self._now()).total_seconds()
                 if wait > 0:
-                    self._set_busy(lane, -1)
-                    busy = False
                     # A message held back (an edit made too soon) may meanwhile be
                     # superseded by a newer version: look again soon, not at `wait`'s end.
                     soon = COALESCE_RECHECK if _coalesce_key(head.payload) else self._poll
@@ -324,7 +321,6 @@ class OutboxWorker:
                     if row.next_attempt_at > self._now():
                         break
                     due.append(row)
-                await self._turn(lane)
                 if len(due) > 1:
                     sent = await self._attempt_batch(due, lane)
                 else:
@@ -338,8 +334,6 @@ class OutboxWorker:
             log.exception("outbox of game %s stalled; will rescan", game_id)
             await asyncio.sleep(min(self._poll, 1.0))
         finally:
-            if busy:
-                self._set_busy(lane, -1)
             self._serving.pop((game_id, lane), None)
             if (game_id, lane) in self._skipped or not done:
                 # rescan: a scan passed this lane over while it was served (entries may
@@ -374,6 +368,7 @@ class OutboxWorker:
             return 0
         await self._mark_delivered([row.id])
         self.delivered += 1
+        self._waited([row], lane)
         return 1
 
     async def _attempt_batch(self, rows: list[Outbox], lane: int = 0) -> int:
@@ -392,7 +387,54 @@ class OutboxWorker:
             return 0
         await self._mark_delivered([row.id for row in rows[:taken]])
         self.delivered += taken
+        self._waited(rows[:taken], lane)
         return taken
+
+    def _waited(self, rows: list[Outbox], lane: int) -> None:
+        """Count and log entries that waited longer than `late_after` since their commit."""
+        now = self._now()
+        for row in rows:
+            waited = (now - _aware(row.created_at)).total_seconds()
+            self.worst[lane] = max(self.worst[lane], waited)
+            if waited > self._late_after:
+                self.late[lane] += 1
+                log.warning("outbox: entry %s of game %s (%s) delivered after %.0f s in "
+                            "lane %s (over %.0f s)", row.ordinal, row.game_id,  # type: ignore[attr-defined]
+                            row.kind, waited, self._names[lane], self._late_after)
+
+    async def health(self) -> list[LaneHealth]:
+        """Each lane's pending entries (of owned guilds) and the age of its oldest."""
+        return await backlog(self._lane, self._lanes, self._now(), self._owns, self._names)
+
+    async def _prune_check(self) -> None:
+        now = self._now()
+        if self._retention is None or (self._pruned_at is not None and (
+                now - self._pruned_at).total_seconds() < self._prune_interval):
+            return
+        self._pruned_at = now
+        try:
+            with background(False):
+                removed = await self.prune(self._retention)
+        except Exception:
+            log.exception("outbox prune failed")
+            return
+        self.pruned += removed
+        if removed:
+            log.info("outbox: pruned %s delivered entries older than %s", removed,
+                     self._retention)
+
+    async def _health_check(self) -> None:
+        now = self._now()
+        if self._health_at is not None and \
+                (now - self._health_at).total_seconds() < self._health_interval:
+            return
+        self._health_at = now
+        try:
+            lanes = await self.health()
+        except Exception:
+            log.exception("outbox health check failed")
+            return
+        log.info("%s", health_line(lanes, self.late))
 
     async def _mark_delivered(self, ids: list[int]) -> None:
         """In a transaction shared with commands committing meanwhile (if the service is
@@ -409,7 +451,9 @@ class OutboxWorker:
         """Wait as Discord asks (RetryAfter: no attempt counted), park at once
         (Undeliverable), or count a failed attempt."""
         if isinstance(exc, RetryAfter):
-            row.next_attempt_at = self._now() + timedelta(seconds=exc.seconds)
+            # at least MIN_RETRY: a wait of microseconds (a clock's rounding) would make
+            # the entry come straight back, over and over
+            row.next_attempt_at = self._now() + timedelta(seconds=max(exc.seconds, MIN_RETRY))
             row.last_error = str(exc)
             await row.save(update_fields=["next_attempt_at", "last_error"])
             return
@@ -459,3 +503,54 @@ def _entry(row: Outbox) -> OutboxEntry:
     return OutboxEntry(id=row.id, game_id=row.game_id, ordinal=row.ordinal,  # type: ignore[attr-defined]
                        kind=row.kind, payload=json.loads(row.payload), attempts=row.attempts,
                        created_at=row.created_at)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class LaneHealth:
+    """One lane's backlog: pending entries and the age of the oldest (seconds)."""
+
+    name: str
+    pending: int
+    oldest: float | None
+
+
+async def backlog(lane: Callable[[OutboxEntry], int], lanes: int, now: datetime,
+                  owns: GuildFilter | None = None, names: Sequence[str] | None = None
+                  ) -> list[LaneHealth]:
+    """The outbox's pending entries per lane, read from the database (the worker's health
+    line, and `mafia-bot status` without a running bot)."""
+    names = list(names or [str(i) for i in range(lanes)])
+    count = [0] * lanes
+    oldest: list[datetime | None] = [None] * lanes
+    rows = await _read(Outbox.filter(status=PENDING).prefetch_related("game")) \
+        if owns is not None else await _read(Outbox.filter(status=PENDING))
+    for row in rows:
+        if owns is not None and not owns(int(row.game.guild_id)):
+            continue
+        i = min(max(0, lane(_entry(row))), lanes - 1) if lanes > 1 else 0
+        count[i] += 1
+        created = _aware(row.created_at)
+        current = oldest[i]
+        if current is None or created < current:
+            oldest[i] = created
+    return [LaneHealth(names[i], count[i],
+                       None if oldest[i] is None
+                       else max(0.0, (now - oldest[i]).total_seconds()))  # type: ignore[operator]
+            for i in range(lanes)]
+
+
+def health_line(lanes: list[LaneHealth], late: Sequence[int] | None = None) -> str:
+    """"outbox: announce 0 pending; places 3 pending, oldest 12 s (late 1); ..."."""
+    parts = []
+    for i, h in enumerate(lanes):
+        part = f"{h.name} {h.pending} pending"
+        if h.oldest is not None:
+            part += f", oldest {h.oldest:.0f} s"
+        if late is not None and i < len(late) and late[i]:
+            part += f" (late {late[i]})"
+        parts.append(part)
+    return "outbox: " + "; ".join(parts)

@@ -3,7 +3,8 @@
 Each seat's place is a private thread of the game channel: exactly its holder, the
 master and the bot are members, nobody else can see it. Everything addressed to a
 player alone is pushed there with a ping of just him; phase announcements ping the
-game's role, which exactly the living players hold.
+game's role, which every seated player holds until the end, the dead too (only a
+removed or replaced member loses it).
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ async def test_the_role_pings_phases_and_follows_the_living(h: Harness) -> None:
     assert await place(t, sub.id) == thread
     await assert_private(h, t, sub.id)
     assert old.id not in viewers(h, t, thread)
-    assert await role_holders(h, t) == {p.id for p in await t.living()}
+    assert await role_holders(h, t) == {p.id for p in t.players} - {kicked.id, old.id}
     assert sub.id in await role_holders(h, t) and old.id not in await role_holders(h, t)
     pinged_only(posts_to(h, thread)[-1], sub.id)  # the card of the seat, for him
     assert len(pushes(h, thread)) >= 2  # the history stays with the seat
@@ -175,6 +176,14 @@ async def test_the_role_pings_phases_and_follows_the_living(h: Harness) -> None:
     assert (await t.state()).over, (await t.state()).phase
     assert rid not in h.world.guild(gid).roles
     assert await role_id(t) is None
+    # the game over is posted pinging the role, and only then is the role deleted
+    pings = [c for c in h.requests if c.method == "POST" and c.params.get("channel_id")
+             == t.channel and isinstance(c.json, dict) and c.json.get("content") == f"<@&{rid}>"]
+    deleted = [c for c in h.requests if c.route == "DELETE /guilds/{guild_id}/roles/{role_id}"]
+    assert pings and deleted and pings[-1].seq < deleted[0].seq
+    posts = [c for c in h.requests if c.method == "POST" and c.status < 300
+             and c.params.get("channel_id") == t.channel and c.kind == "rest"]
+    assert posts[-1].seq == pings[-1].seq  # the last post there: the end of the game
     for p in (await t.state()).players:  # archived and locked: read-only history
         meta = h.world.channels[await place(t, p.uid)]["thread_metadata"]
         assert meta["archived"] and meta["locked"]
@@ -188,7 +197,10 @@ async def test_the_role_pings_phases_and_follows_the_living(h: Harness) -> None:
 async def test_night_results_are_pushed_once_per_player(h: Harness) -> None:
     t = await started(h)
     await night_one(t)
-    assert await role_holders(h, t) == {p.id for p in await t.living()}  # the hanged lost it
+    # the dead keep the role (ghost voters still need the phase pings): no member-role
+    # request per death
+    assert await role_holders(h, t) == {p.id for p in t.players}
+    assert not [r for r in h.requests if r.method == "DELETE" and "/roles/" in r.path]
     assert len(await t.living()) == len(t.players) - 1
     state = await t.state()
     inv = (await t.holders(Role.INVESTIGATOR))[0]
