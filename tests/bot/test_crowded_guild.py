@@ -32,7 +32,7 @@ from core.places import PLACE_KIND
 from core.roles import Role
 from core.storage.models import DELIVERED, PENDING, Outbox
 from core.storage.outbox import _entry
-from core.storage.tallies import message_key
+from core.tallies import message_key
 from tests.bot.helpers import EVERYTHING, TIMEOUT, Table, new_bot, started
 from tests.harness import Harness
 from tests.harness.ratelimits import VirtualClock
