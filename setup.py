@@ -14,7 +14,9 @@ setup(
                                       "archive", "archive.*"]),
               "core.locales"],
     package_dir={"core.locales": "data/locales"},
-    package_data={"core.locales": ["*.toml", "*/*.toml"]},
+    # the catalogues, and the archive's Jinja2 templates (loaded from the package); one
+    # table here, since a [tool.setuptools.package-data] in pyproject would replace it
+    package_data={"core.locales": ["*.toml", "*/*.toml"], "archive": ["templates/*"]},
     py_modules=["cli", "bot"],
     include_package_data=False,
 )
