@@ -28,7 +28,7 @@ from cogs.ui.render import event_embed
 from core import commands as c
 from core.events import Event
 from core.i18n import t as tr
-from core.places import PING_KIND
+from core.places import PING_KIND, SILENCE_KIND
 from core.roles import Role
 from core.state import PhaseKind
 from core.storage import groupcommit, statements
@@ -324,7 +324,8 @@ async def test_manage_channels_revoked_mid_game(h: Harness) -> None:
     entries = await rows(t)
     parked = {json.loads(r.payload)["event"]["kind"] if r.kind == "event" else r.kind
               for r in entries if r.status == PARKED}
-    assert parked == {"team_changed", PING_KIND}  # the channels, and the ping role
+    # the channels, the ping role and the dead's silence in the game channel (overwrites)
+    assert parked == {"team_changed", PING_KIND, SILENCE_KIND}
     assert any("team_changed" in m.text for m in h.dms_to(t.master))
     # the death itself was announced
     assert any(f"<@{mafioso.id}>" in m.text for m in posted(h, t.channel))
