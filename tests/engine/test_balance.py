@@ -85,3 +85,18 @@ def test_the_deadline_advance_in_place_plays_the_same_game() -> None:
         slow = play_strategic(Copying.seated(signup, seed)).state
         assert fast.model_dump_json() == slow.model_dump_json()
     assert signup.model_dump_json() == before
+
+
+def test_simulate_setup_prints_the_estimate(capsys: pytest.CaptureFixture[str]) -> None:
+    import cli
+    from core.i18n import t
+
+    assert cli.main(["simulate", "--setup", "mafia x2; detective; bouncer", "--games", "20",
+                     "--seed", "4", "--lang", "en"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    expected = report(estimate(simulate("mafia x2; detective; bouncer", 6, Options(language="en"),
+                                        20, seed=4), 6), "en")
+    assert out == [line.removeprefix("-# ").replace("**", "") for line in expected]
+    assert out[0].startswith(t("balance.head", "en", count=20, players=6, days=0)[:40])
+    assert cli.main(["simulate", "--setup", "chess x2", "--games", "2", "--lang", "en"]) == 2
+    assert "chess" in capsys.readouterr().err
