@@ -276,9 +276,17 @@ class Delivery:
                                 if phase.data["phase"] == "day" else 0, living, lang)
             elif "game_started" in kinds:
                 view = role_view(info.id, lang)
+            # The end is its own message, pinging the game's role: never folded into the
+            # day's result or the morning that decided it.
+            end = next((i for i, (_, e) in enumerate(todo) if e.kind == "game_over"),
+                       len(todo))
             ping = ping_args(info) if phase is not None else {}
-            await self._post_pieces(self._channel(info.channel_id), todo, lang, view,
-                                    game=info, **ping)
+            if todo[:end]:
+                await self._post_pieces(self._channel(info.channel_id), todo[:end], lang,
+                                        view, game=info, **ping)
+            if todo[end:]:
+                await self._post_pieces(self._channel(info.channel_id), todo[end:], lang,
+                                        None, game=info, **ping_args(info))
         closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
         if closing and not all(self._did(x, "close") for x in closing):
             await self._closing(closing[0])
@@ -361,6 +369,8 @@ class Delivery:
             view = day_view(self.bot, info.id,
                             event.data["number"] if event.data["phase"] == "day" else 0,
                             living, lang)
+            ping = ping_args(await self.service.info(info.id))
+        elif event.kind == "game_over":  # everybody hears the end: the role is pinged
             ping = ping_args(await self.service.info(info.id))
         await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view,
                                 game=info, **ping)

@@ -53,6 +53,7 @@ class EventKind(StrEnum):
     DESK_STANDBY = "desk_standby"
     EXTENDED = "extended"
     GAME_OVER = "game_over"
+    GAME_RESULT = "game_result"
     GAME_STARTED = "game_started"
     GHOST_EXCLUDED = "ghost_excluded"
     JOINED = "joined"

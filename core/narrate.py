@@ -145,6 +145,9 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return _day_result(event, names, lang, p)
     if kind == "game_over":
         return _game_over(event, names, lang, p)
+    if kind == "game_result":
+        outcome = "draw" if event.data["draw"] else "won" if event.data["won"] else "lost"
+        return t(f"event.game_result.{outcome}", lang, **p)
     if kind in ("game_started", "roles_set"):
         rows = ", ".join(_composition_row(r, lang) for r in event.data["composition"])
         return t(f"event.{kind}", lang, **(p | {"composition": rows}))

@@ -57,6 +57,10 @@ class Card(BaseModel):
     acts: bool = False
     shop: bool = False
     currency: bool = False
+    #: After the end: the card says so, and whether the holder's side won (draw: nobody).
+    over: bool = False
+    won: bool = False
+    draw: bool = False
 
 
 class Death(BaseModel):
@@ -107,6 +111,9 @@ def card(state: GameState, uid: int) -> Card:
         q = state.player(m)
         if q is not None:
             c.mates.append(Mate(uid=m, role=q.role, alive=q.alive))
+    if state.over:
+        c.over, c.draw = True, state.draw
+        c.won = p.team in state.winners
     c.first_night = info(p.role).first_night
     c.acts = info(p.role).action is not None
     if state.phase in (PhaseKind.DAY, PhaseKind.NIGHT):

@@ -129,17 +129,24 @@ def card_embed(card: Card, lang: str) -> discord.Embed:
         if card.rank is not None:
             side += " · " + t("card.rank", lang, rank=card.rank)
     embed.add_field(name=t("card.side", lang), value=side, inline=True)
-    if card.alive:  # what the player does and when, the honest citizen included
+    if card.over:  # the end, not "vote every day": the outcome for his side
+        outcome = "draw" if card.draw else "won" if card.won else "lost"
+        embed.add_field(name=t("card.state", lang), value=t(f"card.over.{outcome}", lang),
+                        inline=False)
+    elif card.alive:  # what the player does and when, the honest citizen included
         embed.add_field(name=t("help.card.duty", lang), value=t(f"help.role.{card.role}.duty",
                                                                  lang), inline=False)
-    embed.add_field(name=t("card.state", lang),
-                    value=t("term.alive" if card.alive else "term.dead", lang), inline=True)
+    if not card.over:
+        embed.add_field(name=t("card.state", lang),
+                        value=t("term.alive" if card.alive else "term.dead", lang),
+                        inline=True)
     if card.mates:
         mates = "\n".join(
             t("card.mate", lang, name=mention(m.uid), role=role_name(str(m.role), lang),
               state=t("term.alive" if m.alive else "term.dead", lang)) for m in card.mates)
         embed.add_field(name=t("card.mates", lang), value=mates, inline=False)
-    if card.clan is not None and card.acting_mafioso is not None and card.alive:
+    if card.clan is not None and card.acting_mafioso is not None and card.alive \
+            and not card.over:
         embed.add_field(name=t("card.acting", lang), value=mention(card.acting_mafioso),
                         inline=False)
     if card.night_move is not None:

@@ -285,6 +285,10 @@ def finish_if_won(ctx: Ctx) -> bool:
          "winner": p.team in v.winners}
         for p in state.players
     ])
+    # Each seat hears the end in its own place, with a ping: its side won or lost.
+    for p in state.players:
+        ctx.emit(EventKind.GAME_RESULT, Audience.to(p.uid), uid=p.uid, draw=v.draw,
+                 won=p.team in v.winners, winners=v.winners)
     if state.options.currency:
         state.payouts = economy.payouts(state)
         ctx.emit(EventKind.PAYOUTS, lines=[line.model_dump() for line in state.payouts],

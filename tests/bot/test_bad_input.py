@@ -286,8 +286,8 @@ CELLS: list[Cell] = [
     # /game cancel
     *common("game cancel", "day1", "master", notplayer="not_master", other="not_master"),
     cell("game cancel", "role", "day1", "cit", "not_master"),
-    # a finished game no longer holds its channel: nothing to cancel here
-    cell("game cancel", "phase", "over", "master", "no_game_here"),
+    # a finished game's channel: every game command says the game is over (issue 32)
+    cell("game cancel", "phase", "over", "master", "game_over"),
     # /game status: public, so only the routing cells apply
     cell("game status", "nogame", "day1", "cit", "no_game_here", where="empty"),
     cell("game status", "other", "day1", "cit", "status:b", where="b"),

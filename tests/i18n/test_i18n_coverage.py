@@ -167,6 +167,8 @@ def notice_kinds() -> Found:
 
 # describe() (core/narrate.py) renders these kinds from several keys
 SPECIAL_EVENTS = {
+    "game_result": ["event.game_result.won", "event.game_result.lost",
+                    "event.game_result.draw"],
     "phase_started": ["event.phase_started.day", "event.phase_started.night"],
     "morning": ["event.morning.quiet", "event.morning.head", "event.morning.victim",
                 "event.morning.story", "event.morning.removed_only"],

@@ -1,0 +1,105 @@
+"""The table talks (issue 32), through the real command tree: who is pinged, what each
+reader sees, in which language.
+
+The guild of `first_life` is Russian, so the game's public posts are in Russian; the
+members' clients are English (en-US), so their ephemeral replies are in English.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cogs.places import ROLE_KEY, place_key
+from core.i18n import t as tr
+from core.narrate import team_name
+from core.roles import Role
+from core.state import PhaseKind
+from tests.bot.helpers import Table, confirmed, day_one
+from tests.harness import Harness, InteractionResult
+
+POST = "POST /channels/{channel_id}/messages"
+
+
+def posts_to(h: Harness, channel: int) -> list[dict[str, Any]]:
+    return [c.json for c in h.requests_to(POST, channel_id=channel)]
+
+
+def descriptions(body: dict[str, Any]) -> str:
+    return "\n".join(e.get("description", "") for e in body.get("embeds") or [])
+
+
+async def place(t: Table, uid: int) -> int:
+    state = await t.state()
+    seat = next(i for i, p in enumerate(state.players) if p.uid == uid)
+    return (await t.bot.service.info(t.game_id)).private_channels[place_key(seat)]
+
+
+def refusal(res: InteractionResult, key: str, lang: str = "en") -> None:
+    assert res.ephemeral and res.text == tr(key, lang), res.text
+
+
+async def hang_the_clan(h: Harness) -> tuple[Table, int, InteractionResult]:
+    """Day 1: the master removes a mafioso and the bouncer, everybody votes the other
+    mafioso, and the master's advance ends the day, and with it the game."""
+    t = await day_one(h)
+    rid = (await t.bot.service.info(t.game_id)).private_channels[ROLE_KEY]
+    maf = await t.holders(Role.MAFIOSO)
+    for out in (maf[0], *await t.holders(Role.BOUNCER)):
+        assert (await t.do(t.master, "master kick", player=str(out.id))).ephemeral
+    for p in await t.living():
+        if p.id != maf[1].id:
+            assert confirmed(await t.do(p, "vote", player=str(maf[1].id)))
+    await t.settle()
+    res = await t.do(t.master, "master advance")
+    await t.settle()
+    assert (await t.state()).over
+    return t, rid, res
+
+
+async def test_the_end_is_heard_by_everybody(h: Harness) -> None:
+    t, rid, res = await hang_the_clan(h)
+    state = await t.state()
+    winners = ", ".join(team_name(w, "en") for w in state.winners)
+    # the master's last advance says what happened, in his language
+    assert res.ephemeral and res.text == tr("master.advanced_over", "en", winners=winners)
+    # the game-over post is its own message and pings the game's role, and only it
+    bodies = posts_to(h, t.channel)
+    [end] = [b for b in bodies if tr("event.game_over.head", "ru", winners="")[:10]
+             in descriptions(b)]
+    assert end["content"] == f"<@&{rid}>"
+    mentions = end["allowed_mentions"]
+    assert mentions["parse"] == [] and [str(r) for r in mentions["roles"]] == [str(rid)]
+    assert not mentions.get("users")
+    assert tr("event.day_result.head", "ru", number=1) not in descriptions(end)
+    assert any(tr("event.day_result.head", "ru", number=1) in descriptions(b) for b in bodies)
+    # every seat, the dead included, hears in its own place whether its side won
+    for p in state.players:
+        thread = await place(t, p.uid)
+        last = posts_to(h, thread)[-1]
+        assert last["content"].startswith(f"<@{p.uid}>")
+        assert [str(u) for u in last["allowed_mentions"]["users"]] == [str(p.uid)]
+        won = p.team in state.winners
+        key = "event.game_result.won" if won else "event.game_result.lost"
+        assert tr(key, "ru", winners=", ".join(team_name(w, "ru") for w in state.winners)) \
+            in descriptions(last)
+
+
+async def test_after_the_end_every_command_says_the_game_is_over(h: Harness) -> None:
+    t, _, _ = await hang_the_clan(h)
+    state = await t.state()
+    alive = next(p for p in state.players if p.alive)
+    member = t.member(alive.uid)
+    # the card says the game is over and how it went for his side, not "vote every day"
+    card = await t.do(member, "role")
+    assert card.ephemeral
+    text = card.text
+    assert tr("card.over.won" if alive.team in state.winners else "card.over.lost", "en") \
+        in text
+    assert tr(f"help.role.{alive.role}.duty", "en") not in text
+    # every game command answers as /votes does
+    for command, options in (("vote", {"player": str(alive.uid)}), ("unvote", {}),
+                             ("votes", {}), ("checkin", {}),
+                             ("night", {"target": str(alive.uid)})):
+        refusal(await t.do(member, command, **options), "error.game_over")
+    refusal(await t.do(t.master, "master advance"), "error.game_over")
+    assert (await t.state()).phase is PhaseKind.ENDED
