@@ -465,7 +465,11 @@ class Delivery:
         channel_id = current.private_channels.get(team)
         channel = guild.get_channel(channel_id) if channel_id else None
         if isinstance(channel, discord.TextChannel):
+            before = {o.id for o in channel.overwrites if not isinstance(o, discord.Role)}
             await channel.edit(overwrites=overwrites)
+            if team == "graveyard" and entry is not None:  # every newcomer is welcomed
+                await self.welcome_the_dead(info, channel,
+                                            [u for u in members if u not in before], entry)
             return
         category = await self.ensure_category(current, guild)
         marker = channel_marker(info.id, team)
@@ -484,8 +488,26 @@ class Delivery:
             channel = await guild.create_text_channel(
                 name[:100], category=category, overwrites=overwrites,
                 topic=f"{topic[:1024 - len(marker) - 1]} {marker}")
+        if team == "graveyard":
+            await self.record_channel(info, team, channel, None, t(
+                "channel.welcome", info.language, team=team_name(team, info.language)))
+            if entry is not None:
+                await self.welcome_the_dead(info, channel, members, entry)
+            return
         await self.record_channel(info, team, channel, entry, t(
             "channel.welcome", info.language, team=team_name(team, info.language)))
+
+    async def welcome_the_dead(self, info: GameInfo, channel: discord.TextChannel,
+                               newcomers: list[int], entry: OutboxEntry) -> None:
+        """The graveyard greets each player who joins it, with a ping of just them (the
+        master, reading along by an option, is not a newcomer to greet)."""
+        state = await self.service.state(info.id)
+        dead = [u for u in newcomers if (p := state.player(u)) is not None and not p.alive]
+        if not dead:
+            return
+        await post(channel, entry_key(entry, "g"), content=t(
+            "channel.graveyard_welcome", info.language,
+            names=", ".join(f"<@{u}>" for u in dead)), mentions=only_users(dead))
 
     async def record_channel(self, info: GameInfo, key: str, channel: discord.TextChannel,
                              entry: OutboxEntry | None, welcome: str) -> None:

@@ -145,6 +145,13 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return _day_result(event, names, lang, p)
     if kind == "game_over":
         return _game_over(event, names, lang, p)
+    if kind == "you_died":
+        lines = [t(f"event.you_died.{event.data['cause']}", lang),
+                 t("event.you_died.where_graveyard" if event.data.get("graveyard")
+                   else "event.you_died.where", lang)]
+        if event.data.get("ghost"):
+            lines.append(t("event.you_died.ghost", lang))
+        return "\n".join(lines)
     if kind == "game_result":
         outcome = "draw" if event.data["draw"] else "won" if event.data["won"] else "lost"
         return t(f"event.game_result.{outcome}", lang, **p)

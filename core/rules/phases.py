@@ -99,7 +99,9 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
         role = str(p.role) if state.options.reveal_roles else None
         ctx.emit(EventKind.PLAYER_DIED, uid=uid, cause=cause, role=role,
                  phase=str(state.phase), number=state.number)
-    ctx.emit(EventKind.YOU_DIED, Audience.to(uid), cause=cause)
+    # the dead hears where he may still read, and whether he still votes (as a ghost)
+    ctx.emit(EventKind.YOU_DIED, Audience.to(uid), cause=cause,
+             ghost=voting.base_weight(state, uid) > 0, graveyard=state.options.graveyard)
     mates = _living_mates(ctx, uid)
     if mates:  # they know him as a team mate already: tells them nothing new but the news
         ctx.emit(EventKind.MATE_DIED, Audience.to(*mates), uid=uid, cause=cause)

@@ -14,7 +14,7 @@ from core.i18n import t as tr
 from core.narrate import team_name
 from core.roles import Role
 from core.state import PhaseKind
-from tests.bot.helpers import Table, confirmed, day_one
+from tests.bot.helpers import Table, checkin_all, confirmed, day_one, open_table, start
 from tests.harness import Harness, InteractionResult
 
 POST = "POST /channels/{channel_id}/messages"
@@ -103,3 +103,37 @@ async def test_after_the_end_every_command_says_the_game_is_over(h: Harness) -> 
         refusal(await t.do(member, command, **options), "error.game_over")
     refusal(await t.do(t.master, "master advance"), "error.game_over")
     assert (await t.state()).phase is PhaseKind.ENDED
+
+
+# --- 2. the dead stay in the loop ------------------------------------------------------------
+async def test_the_dead_hear_where_to_read_and_their_ghost_vote(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer; occultist",
+                         extra_roles=True)
+    assert (await t.do(t.master, "game options", graveyard=True)).ephemeral
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    await t.advance()  # day 1
+    hanged, kicked = (await t.holders(Role.CITIZEN))[:2]
+    for p in await t.living():
+        await t.do(p, "vote", player=str(hanged.id))
+    await t.advance()  # the day's vote hangs him; the occultist lives: he votes as a ghost
+    last = posts_to(h, await place(t, hanged.id))[-1]
+    assert last["content"].startswith(f"<@{hanged.id}>")
+    text = descriptions(last)
+    for key in ("event.you_died.hanged", "event.you_died.where_graveyard",
+                "event.you_died.ghost"):
+        assert tr(key, "ru") in text, key
+    assert (await t.do(t.master, "master kick", player=str(kicked.id))).ephemeral
+    await t.settle()
+    text = descriptions(posts_to(h, await place(t, kicked.id))[-1])
+    assert tr("event.you_died.kicked", "ru") in text
+    assert tr("event.you_died.ghost", "ru") not in text  # the removed have no ghost vote
+    # each of the dead is welcomed in the graveyard, with a ping of just him
+    grave = (await t.bot.service.info(t.game_id)).private_channels["graveyard"]
+    welcomes = [b for b in posts_to(h, grave) if b.get("allowed_mentions", {}).get("users")]
+    assert [b["content"] for b in welcomes] == [
+        tr("channel.graveyard_welcome", "ru", names=f"<@{uid}>") for uid in (hanged.id,
+                                                                              kicked.id)]
+    for body, uid in zip(welcomes, (hanged.id, kicked.id), strict=True):
+        assert [str(u) for u in body["allowed_mentions"]["users"]] == [str(uid)]

@@ -167,6 +167,9 @@ def notice_kinds() -> Found:
 
 # describe() (core/narrate.py) renders these kinds from several keys
 SPECIAL_EVENTS = {
+    "you_died": [f"event.you_died.{k}" for k in (
+        "hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked", "where",
+        "where_graveyard", "ghost")],
     "game_result": ["event.game_result.won", "event.game_result.lost",
                     "event.game_result.draw"],
     "phase_started": ["event.phase_started.day", "event.phase_started.night"],
