@@ -434,8 +434,12 @@ class Delivery:
             members, writers = channel_access(await self.service.state(info.id), team)
             await self.ensure_team_channel(info, team, members, writers, entry)
             channel_id = (await self.service.info(info.id)).private_channels[team]
+        ping: dict[str, Any] = {}
+        if event.kind == "clan_turn":  # the mover is told it is his turn, with a ping
+            actor = int(event.data["actor"])
+            ping = {"content": f"<@{actor}>", "mentions": only_users([actor])}
         await self._post_pieces(self._channel(channel_id), [(entry, event)], info.language,
-                                None)
+                                None, **ping)
 
     def _guild(self, info: GameInfo) -> discord.Guild:
         guild = self.bot.get_guild(info.guild_id)

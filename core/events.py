@@ -38,6 +38,7 @@ class EventKind(StrEnum):
     CHEQUE_BOOK_SAVED = "cheque_book_saved"
     CLAN_ORDER = "clan_order"
     CLAN_TURN = "clan_turn"
+    CLAN_KILL_FAILED = "clan_kill_failed"
     CLUB_USED = "club_used"
     DAY_EXPLAINED = "day_explained"
     DAY_RESULT = "day_result"

@@ -152,6 +152,8 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         if event.data.get("ghost"):
             lines.append(t("event.you_died.ghost", lang))
         return "\n".join(lines)
+    if kind == "clan_kill_failed" and event.data.get("gone"):
+        return t("event.clan_kill_failed_gone", lang, **p)
     if kind == "game_result":
         outcome = "draw" if event.data["draw"] else "won" if event.data["won"] else "lost"
         return t(f"event.game_result.{outcome}", lang, **p)

@@ -167,6 +167,7 @@ def notice_kinds() -> Found:
 
 # describe() (core/narrate.py) renders these kinds from several keys
 SPECIAL_EVENTS = {
+    "clan_kill_failed": ["event.clan_kill_failed", "event.clan_kill_failed_gone"],
     "you_died": [f"event.you_died.{k}" for k in (
         "hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked", "where",
         "where_graveyard", "ghost")],
