@@ -304,7 +304,7 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
                                at=cmd.at))
     ctx.emit(EventKind.VOTE_CAST, voter=voter.uid, target=target.uid, ghost=not voter.alive,
              previous=standing.target if standing else None,
-             total=totals(s).get(target.uid, 0))
+             total=totals(s, spells=False).get(target.uid, 0))  # spells show at the result
 
 
 def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:

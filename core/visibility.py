@@ -183,12 +183,14 @@ def living_choices(state: GameState) -> list[tuple[int, str]]:
     return [(p.uid, shown[p.uid]) for p in state.living()]
 
 
-def tally_rows(state: GameState) -> list[TallyRow]:
-    """The day's tally in hanging order, with each standing vote and its weight."""
+def tally_rows(state: GameState, *, spells: bool = False) -> list[TallyRow]:
+    """The day's tally in hanging order, with each standing vote and its weight. While
+    the day runs the town's count leaves Sleep and Silence out: their effect shows at
+    the day's result (`spells=True`, RULES.md "When a spell shows")."""
     from core.rules.voting import mark_weight, voided
 
-    t = tally(state)
-    void = voided(state)
+    t = tally(state, spells=spells)
+    void = voided(state) if spells else frozenset()
     standing = current_votes(state)
     rows = []
     for target in t.order:
@@ -230,8 +232,9 @@ class LiveTally(BaseModel):
     tied: list[int] = Field(default_factory=list)
 
 
-def live_tally(state: GameState) -> LiveTally | None:
-    """The running count of a voting day (None outside one)."""
+def live_tally(state: GameState, *, spells: bool = False) -> LiveTally | None:
+    """The running count of a voting day (None outside one); `spells`: as counted at
+    the day's result."""
     if state.phase is not PhaseKind.DAY or state.number == 0:
         return None
     standing = current_votes(state)
@@ -240,7 +243,7 @@ def live_tally(state: GameState) -> LiveTally | None:
             TallyVoter(uid=v, halves=w, ghost=ghost,
                        shouts=standing[v].shouts if v in standing else 0)
             for v, w, ghost in row.voters])
-        for row in tally_rows(state)
+        for row in tally_rows(state, spells=spells)
     ]
     return LiveTally(number=state.number, deadline=state.deadline, rows=rows,
                      not_voted=owing(state),
@@ -250,7 +253,7 @@ def live_tally(state: GameState) -> LiveTally | None:
 def closed_tally(before: GameState, after: GameState) -> LiveTally | None:
     """The final count of the day `before` was in, once `after` has left it: the last
     running count plus the result (None if `before` was not a voting day, or still is)."""
-    last = live_tally(before)
+    last = live_tally(before, spells=True)  # the result: the spells count now
     if last is None or (after.phase is PhaseKind.DAY and after.number == before.number):
         return None
     last.closed, last.not_voted = True, []

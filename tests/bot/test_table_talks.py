@@ -11,7 +11,7 @@ from typing import Any
 
 from cogs.places import ROLE_KEY, place_key
 from core.i18n import t as tr
-from core.narrate import team_name
+from core.narrate import team_name, votes
 from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, checkin_all, confirmed, day_one, open_table, start
@@ -137,3 +137,78 @@ async def test_the_dead_hear_where_to_read_and_their_ghost_vote(h: Harness) -> N
                                                                               kicked.id)]
     for body, uid in zip(welcomes, (hanged.id, kicked.id), strict=True):
         assert [str(u) for u in body["allowed_mentions"]["users"]] == [str(uid)]
+
+
+# --- 3. the clan is told -----------------------------------------------------------------------
+async def test_the_clan_hears_its_mover_and_both_outcomes(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer")
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    state = await t.state()
+    clan = (await t.bot.service.info(t.game_id)).private_channels["clan:1"]
+    acting = state.clans[0].acting
+    assert acting is not None
+    # the mover is named in the clan channel with a ping of just him
+    [turn] = [b for b in posts_to(h, clan)
+              if tr("event.clan_turn", "ru", actor=f"<@{acting}>", night=0)
+              in descriptions(b)]
+    assert turn["content"] == f"<@{acting}>"
+    assert [str(u) for u in turn["allowed_mentions"]["users"]] == [str(acting)]
+    assert not turn["allowed_mentions"].get("roles")
+    # the bouncer covers the target: the clan hears that the kill failed
+    victim = (await t.holders(Role.CITIZEN))[0]
+    assert (await t.do(t.member(acting), "night", target=str(victim.id))).ephemeral
+    bouncer = (await t.holders(Role.BOUNCER))[0]
+    assert (await t.do(bouncer, "night", target=str(victim.id))).ephemeral
+    await t.advance()  # day 1
+    assert victim.id in {p.id for p in await t.living()}
+    failed = tr("event.clan_kill_failed", "ru", target=f"<@{victim.id}>",
+                actor=f"<@{acting}>")
+    assert any(failed in descriptions(b) for b in posts_to(h, clan))
+    # the other mafioso saw it in the clan channel, the bouncer did not
+    mate = next(p for p in await t.holders(Role.MAFIOSO) if p.id != acting)
+    assert h.visible_channels(mate).can_view(clan)
+    assert not h.visible_channels(bouncer).can_view(clan)
+    # and a kill that succeeds is heard too
+    for p in await t.living():
+        await t.do(p, "vote", player=str(bouncer.id))
+    await t.advance()  # night 1: the bouncer is hanged
+    state = await t.state()
+    mover = state.clans[0].acting
+    assert mover is not None
+    assert (await t.do(t.member(mover), "night", target=str(victim.id))).ephemeral
+    await t.advance()
+    done = tr("event.kill_done", "ru", target=f"<@{victim.id}>")
+    assert any(done in descriptions(b) for b in posts_to(h, clan))
+
+
+# --- 4. a spell shows at the day's result ----------------------------------------------------
+async def test_sleep_shows_at_the_result_not_at_the_vote(h: Harness) -> None:
+    t = await open_table(h, 8, currency=True, shop=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    await t.advance()  # day 1
+    a, b, c = t.players[0], t.players[1], t.players[2]
+    assert (await t.do(a, "cast", spell="sleep", target=str(b.id))).ephemeral
+    assert confirmed(await t.do(b, "vote", player=str(c.id)))
+    await t.settle()
+    # the town sees a vote like any other: one vote against c, never "0 votes"
+    cast = tr("event.vote_cast", "ru", voter=f"<@{b.id}>", target=f"<@{c.id}>",
+              total=votes(2, "ru"))
+    bodies = [b_ for b_ in posts_to(h, t.channel) if cast in descriptions(b_)]
+    assert len(bodies) == 1
+    assert votes(0, "ru") not in descriptions(bodies[0])
+    hidden = tr("tally.live.not_counted", "en", name=f"<@{b.id}>")
+    shown = await t.do(c, "votes")
+    assert shown.ephemeral and f"<@{b.id}>" in shown.text and hidden not in shown.text
+    live = [m for m in h.messages_in(t.channel) for e in m.embeds
+            if e.get("title") == tr("tally.live.title", "ru", number=1)]
+    assert live and tr("tally.live.not_counted", "ru", name=f"<@{b.id}>") not in live[-1].text
+    # at the day's result the count is the real one: the slept vote does not count
+    await t.advance()
+    final = [m for m in h.messages_in(t.channel) for e in m.embeds
+             if e.get("title") == tr("tally.live.final_title", "ru", number=1)]
+    assert final and tr("event.day_result.nobody", "ru") in final[-1].text
+    assert c.id in {p.id for p in await t.living()}  # nobody counted against him
