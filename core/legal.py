@@ -9,11 +9,14 @@ Names are the slash-command paths ("vote", "game join", "master advance").
 from __future__ import annotations
 
 from core.roles import info
+from core.rules.night import acting_mafioso, takes_turns
 from core.rules.voting import base_weight
 from core.state import GameState, PhaseKind
 
 #: Commands anyone may use anywhere: they read, they change nothing.
 ALWAYS = ["help", "rules", "profile"]
+#: The master's commands of the game group (besides the `master` group).
+MASTER_GAME = frozenset({"game setup", "game options", "game start", "game cancel"})
 
 
 def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[str]:
@@ -39,6 +42,11 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
     if state.options.currency and seat is not None:
         cmds.append("wallet")
     return list(dict.fromkeys(cmds + ALWAYS))
+
+
+def master_only(path: str) -> bool:
+    """A master's tool: /help shows it to the master alone."""
+    return path.startswith("master ") or path in MASTER_GAME
 
 
 def _master_commands(state: GameState) -> list[str]:
@@ -68,7 +76,10 @@ def _player_commands(state: GameState, uid: int) -> list[str]:
     if day and state.number > 0:
         out += ["vote", "votes"] + ([] if state.options.votes_final else ["unvote"])
     row = info(role) if role is not None else None
-    if row is not None and row.action is not None:
+    # a mafioso whose clan's move is another's tonight (or the coming night) has none:
+    # the engine refuses him (not_your_turn), so /help does not offer /night
+    if row is not None and row.action is not None and not (
+            takes_turns(seat) and acting_mafioso(state, seat.clan or 0) != uid):
         out.append("night")
     if row is not None and any(state.with_role(r) for r in row.knows):
         out.append("share")

@@ -212,3 +212,26 @@ async def test_sleep_shows_at_the_result_not_at_the_vote(h: Harness) -> None:
              if e.get("title") == tr("tally.live.final_title", "ru", number=1)]
     assert final and tr("event.day_result.nobody", "ru") in final[-1].text
     assert c.id in {p.id for p in await t.living()}  # nobody counted against him
+
+
+# --- 5. /help fits the reader ------------------------------------------------------------------
+async def test_help_fits_the_reader(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer")
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    state = await t.state()
+    acting = state.clans[0].acting
+    other = next(p for p in await t.holders(Role.MAFIOSO) if p.id != acting)
+    yours = tr("help.field.yours", "en")
+    mover = (await t.do(t.member(acting), "help")).text.split(yours)[1]  # type: ignore[arg-type]
+    assert "/night" in mover and "/master" not in mover
+    idle = await t.do(other, "help")
+    assert idle.ephemeral and "/night" not in idle.text.split(yours)[1]
+    assert "/master" not in idle.text and tr("help.field.all", "en") not in idle.text
+    master = await t.do(t.master, "help")
+    assert "/master advance" in master.text.split(yours)[1]
+    # the refusal he would get agrees: the clan's move is another's tonight
+    res = await t.do(other, "night", target=str((await t.holders(Role.CITIZEN))[0].id))
+    assert res.ephemeral and res.text == tr("error.not_your_turn", "en",
+                                            acting=f"<@{acting}>")
