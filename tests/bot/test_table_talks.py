@@ -11,7 +11,7 @@ from typing import Any
 
 from cogs.places import ROLE_KEY, place_key
 from core.i18n import t as tr
-from core.narrate import team_name, votes
+from core.narrate import role_name, team_name, votes
 from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, checkin_all, confirmed, day_one, open_table, start
@@ -235,3 +235,18 @@ async def test_help_fits_the_reader(h: Harness) -> None:
     res = await t.do(other, "night", target=str((await t.holders(Role.CITIZEN))[0].id))
     assert res.ephemeral and res.text == tr("error.not_your_turn", "en",
                                             acting=f"<@{acting}>")
+
+
+# --- 6. the master's log names whom each line concerns ------------------------------------------
+async def test_the_masters_log_names_whom_each_line_concerns(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer")
+    await start(t)
+    res = await t.do(t.master, "master log")
+    assert res.ephemeral
+    state = await t.state()
+    for p in state.players:  # "[day 0] to @P: Your role: …", never a bare "Your role"
+        line = tr("desk.log.to", "en", names=f"<@{p.uid}>", text=tr(
+            "event.role_dealt", "ru", role=role_name(str(p.role), "ru")))
+        assert line in res.text or line.replace(
+            tr("event.role_dealt", "ru", role=role_name(str(p.role), "ru")),
+            tr("event.role_dealt", "en", role=role_name(str(p.role), "en"))) in res.text
