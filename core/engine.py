@@ -170,7 +170,7 @@ def _join(ctx: Ctx, cmd: c.Join) -> None:
         raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
-        raise RuleError(ErrorCode.ALREADY_JOINED)
+        raise RuleError(ErrorCode.ALREADY_SIGNED_UP)  # the sender himself
     if len(s.players) >= MAX_PLAYERS:
         raise RuleError(ErrorCode.GAME_FULL, max=MAX_PLAYERS)
     s.players.append(Player(uid=cmd.by, name=cmd.name, handle=cmd.handle))
@@ -475,7 +475,7 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
         raise RuleError(ErrorCode.MASTER_CANNOT_PLAY)
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
-        raise RuleError(ErrorCode.ALREADY_JOINED)
+        raise RuleError(ErrorCode.ALREADY_SIGNED_UP)  # the sender himself
     if any(x.uid == cmd.by for x in s.standby):
         s.standby = [x for x in s.standby if x.uid != cmd.by]
         ctx.emit(EventKind.STANDBY_LEFT, Audience.to(cmd.by), count=len(s.standby))

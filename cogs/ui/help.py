@@ -15,7 +15,7 @@ from core.guide import (
     topic_ids,
 )
 from core.i18n import has_key, t
-from core.narrate import role_name
+from core.narrate import NIGHT_FORMS, phase_words, role_name
 from core.vocabulary import Role
 
 COLOUR = discord.Colour.blurple()
@@ -102,7 +102,7 @@ def topic_text(tid: str, lang: str) -> str:
         if facts.action is not None:
             lines.append(t("help.rules.first_night", lang, action=t(f"action.{facts.action}",
                                                                      lang),
-                           night=facts.first_night))
+                           **phase_words(facts.first_night, lang, NIGHT_FORMS)))
         else:
             lines.append(t("help.rules.no_move", lang))
         if facts.in_clan:

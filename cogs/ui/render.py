@@ -8,7 +8,15 @@ import discord
 
 from core.events import Event
 from core.i18n import t
-from core.narrate import describe, item_name, payouts_text, role_name, team_name, votes
+from core.narrate import (
+    describe,
+    item_name,
+    payouts_text,
+    phase_words,
+    role_name,
+    team_name,
+    votes,
+)
 from core.views import ShopRow, ShopView
 from core.visibility import Card, PublicView
 from core.vocabulary import PhaseKind, Team
@@ -110,7 +118,7 @@ def tally_text(view: PublicView, lang: str) -> str:
 
 def tally_embed(view: PublicView, lang: str) -> discord.Embed:
     """/votes: the day's count as the public view holds it (empty outside voting days)."""
-    embed = discord.Embed(title=t("votes.title", lang, number=view.number),
+    embed = discord.Embed(title=t("votes.title", lang, **phase_words(view.number, lang)),
                           description=tally_text(view, lang), colour=RED)
     if view.ghosts:
         embed.set_footer(text=t("votes.ghost_note", lang))
@@ -158,7 +166,8 @@ def card_embed(card: Card, lang: str) -> discord.Embed:
                                moves=card.moves), value=orders[:1024], inline=False)
     elif card.alive and card.acts and card.number < card.first_night:
         embed.add_field(name=t("card.night", lang, number=card.number, moves=0),
-                        value=t("card.from_night", lang, night=card.first_night), inline=False)
+                        value=t("card.from_night", lang,
+                                **phase_words(card.first_night, lang)), inline=False)
     results = [notice_text(n.kind, n.data, n.night, lang) for n in card.notices]
     results = [r for r in results if r]
     if results:

@@ -258,7 +258,7 @@ CELLS: list[Cell] = [
     *common("game join", "signup", "outsider", notplayer=None, other="signup_closed",
             dm=True),
     cell("game join", "self", "signup", "master", "master_cannot_play"),
-    cell("game join", "dup", "signup", "player", "already_joined"),
+    cell("game join", "dup", "signup", "player", "already_signed_up"),
     cell("game join", "phase", "day0", "outsider", "signup_closed"),
     # /game leave
     *common("game leave", "signup", "player", other="signup_closed"),

@@ -11,7 +11,7 @@ from typing import Any
 
 from cogs.places import ROLE_KEY, place_key
 from core.i18n import t as tr
-from core.narrate import role_name, team_name, votes
+from core.narrate import phase_words, role_name, team_name, votes
 from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, checkin_all, confirmed, day_one, open_table, start
@@ -70,8 +70,9 @@ async def test_the_end_is_heard_by_everybody(h: Harness) -> None:
     mentions = end["allowed_mentions"]
     assert mentions["parse"] == [] and [str(r) for r in mentions["roles"]] == [str(rid)]
     assert not mentions.get("users")
-    assert tr("event.day_result.head", "ru", number=1) not in descriptions(end)
-    assert any(tr("event.day_result.head", "ru", number=1) in descriptions(b) for b in bodies)
+    head = tr("event.day_result.head", "ru", **phase_words(1, "ru"))
+    assert head not in descriptions(end)
+    assert any(head in descriptions(b) for b in bodies)
     # every seat, the dead included, hears in its own place whether its side won
     for p in state.players:
         thread = await place(t, p.uid)
@@ -151,7 +152,7 @@ async def test_the_clan_hears_its_mover_and_both_outcomes(h: Harness) -> None:
     assert acting is not None
     # the mover is named in the clan channel with a ping of just him
     [turn] = [b for b in posts_to(h, clan)
-              if tr("event.clan_turn", "ru", actor=f"<@{acting}>", night=0)
+              if tr("event.clan_turn", "ru", actor=f"<@{acting}>", **phase_words(0, "ru"))
               in descriptions(b)]
     assert turn["content"] == f"<@{acting}>"
     assert [str(u) for u in turn["allowed_mentions"]["users"]] == [str(acting)]
@@ -204,12 +205,12 @@ async def test_sleep_shows_at_the_result_not_at_the_vote(h: Harness) -> None:
     shown = await t.do(c, "votes")
     assert shown.ephemeral and f"<@{b.id}>" in shown.text and hidden not in shown.text
     live = [m for m in h.messages_in(t.channel) for e in m.embeds
-            if e.get("title") == tr("tally.live.title", "ru", number=1)]
+            if e.get("title") == tr("tally.live.title", "ru", **phase_words(1, "ru"))]
     assert live and tr("tally.live.not_counted", "ru", name=f"<@{b.id}>") not in live[-1].text
     # at the day's result the count is the real one: the slept vote does not count
     await t.advance()
     final = [m for m in h.messages_in(t.channel) for e in m.embeds
-             if e.get("title") == tr("tally.live.final_title", "ru", number=1)]
+             if e.get("title") == tr("tally.live.final_title", "ru", **phase_words(1, "ru"))]
     assert final and tr("event.day_result.nobody", "ru") in final[-1].text
     assert c.id in {p.id for p in await t.living()}  # nobody counted against him
 
@@ -250,3 +251,22 @@ async def test_the_masters_log_names_whom_each_line_concerns(h: Harness) -> None
         assert line in res.text or line.replace(
             tr("event.role_dealt", "ru", role=role_name(str(p.role), "ru")),
             tr("event.role_dealt", "en", role=role_name(str(p.role), "en"))) in res.text
+
+
+# --- 7. small things ------------------------------------------------------------------------------
+async def test_joining_twice_and_a_conditional_order_read_right(h: Harness) -> None:
+    t = await open_table(h, 8, currency=True, shop=True)
+    res = await t.do(t.players[0], "game join")
+    assert res.ephemeral and res.text == tr("error.already_signed_up", "en")
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    await t.advance()  # day 1
+    a, b = t.players[0], t.players[1]
+    res = await t.do(a, "buy", item="alarm_clock", unless_hanged=str(b.id))
+    assert res.ephemeral and res.text == tr(
+        "shop.ordered_unless", "en", item=tr("item.alarm_clock.name", "en"),
+        unless_hanged=f"<@{b.id}>")
+    res = await t.do(a, "cast", spell="silence", target=str(b.id), if_nobody_hanged=True)
+    assert res.ephemeral and res.text == tr(
+        "shop.ordered_nobody", "en", item=tr("spell.silence.name", "en"))
