@@ -270,3 +270,27 @@ async def test_joining_twice_and_a_conditional_order_read_right(h: Harness) -> N
     res = await t.do(a, "cast", spell="silence", target=str(b.id), if_nobody_hanged=True)
     assert res.ephemeral and res.text == tr(
         "shop.ordered_nobody", "en", item=tr("spell.silence.name", "en"))
+
+
+async def test_thanks_without_a_premium_say_no_premium(h: Harness) -> None:
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer",
+                         currency=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    await t.advance()  # day 1
+    maf = await t.holders(Role.MAFIOSO)
+    for out in (maf[0], *await t.holders(Role.BOUNCER)):
+        assert (await t.do(t.master, "master kick", player=str(out.id))).ephemeral
+    for p in await t.living():
+        if p.id != maf[1].id:
+            await t.do(p, "vote", player=str(maf[1].id))
+    await t.advance()
+    assert (await t.state()).over
+    thanker = t.players[0]
+    res = await t.do(thanker, "thank")
+    assert res.ephemeral and res.text == tr("thank.done_plain", "en",
+                                            master=f"<@{t.master.id}>")
+    await t.settle()
+    plain = tr("event.thanked_plain", "ru", uid=f"<@{thanker.id}>", master=f"<@{t.master.id}>")
+    assert any(plain in descriptions(b) for b in posts_to(h, t.channel))
