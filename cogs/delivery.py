@@ -230,7 +230,7 @@ class Delivery:
             await post(channel, entry_key(head), embeds=[e for _, _, e in message],
                        view=view if i == len(messages) - 1 else None, first=k0,
                        content=clip(content, CONTENT) if content and i == 0 else None,
-                       mentions=mentions, files=files)
+                       mentions=mentions if i == 0 else None, files=files)
             for entry, k, _ in message:
                 self._mark([entry], f"post:{k}")
                 if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):
