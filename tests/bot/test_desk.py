@@ -259,7 +259,7 @@ async def test_replacement_from_the_standby_list(h: Harness) -> None:
     assert res.ephemeral and res.text == tr("error.unknown_player", "en", name="12345")
     assert (await t.state()).model_dump_json() == before  # refusals change nothing
     res = await t.do(t.players[0], "game standby")
-    assert res.ephemeral and res.text == tr("error.already_joined", "en")
+    assert res.ephemeral and res.text == tr("error.already_signed_up", "en")
     res = await t.do(t.master, "game standby")
     assert res.ephemeral and res.text == tr("error.master_cannot_play", "en")
     res = await t.do(sub, "game standby")
