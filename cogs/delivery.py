@@ -326,11 +326,19 @@ class Delivery:
                                 if phase.data["phase"] == "day" else 0, living, lang)
             elif "game_started" in kinds:
                 view = role_view(info.id, lang)
-            # a phase, or the end (posted before the role is deleted with the channels)
-            ping = await self.places.ping(info, make=phase is not None) \
-                if phase is not None or "game_over" in kinds else {}
-            await self._post_pieces(self._channel(info.channel_id), todo, lang, view,
-                                    game=info, **ping)
+            # The end is its own message, pinging the game's role: never folded into the
+            # day's result or the morning that decided it (posted before the role is
+            # deleted with the channels).
+            end = next((i for i, (_, e) in enumerate(todo) if e.kind == "game_over"),
+                       len(todo))
+            if todo[:end]:
+                ping = await self.places.ping(info) if phase is not None else {}
+                await self._post_pieces(self._channel(info.channel_id), todo[:end], lang,
+                                        view, game=info, **ping)
+            if todo[end:]:
+                ping = await self.places.ping(info, make=False)
+                await self._post_pieces(self._channel(info.channel_id), todo[end:], lang,
+                                        None, game=info, **ping)
         closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
         if closing and not all(self._did(x, "close") for x in closing):
             await self._closing(closing[0])
@@ -479,8 +487,12 @@ class Delivery:
             members, writers = channel_access(await self.service.state(info.id), team)
             await self.ensure_team_channel(info, team, members, writers, entry)
             channel_id = (await self.service.info(info.id)).private_channels[team]
+        ping: dict[str, Any] = {}
+        if event.kind == "clan_turn":  # the mover is told it is his turn, with a ping
+            actor = int(event.data["actor"])
+            ping = {"content": f"<@{actor}>", "mentions": only_users([actor])}
         await self._post_pieces(self._channel(channel_id), [(entry, event)], info.language,
-                                None)
+                                None, **ping)
 
     def _guild(self, info: GameInfo) -> discord.Guild:
         guild = self.bot.get_guild(info.guild_id)
@@ -510,7 +522,11 @@ class Delivery:
         channel_id = current.private_channels.get(team)
         channel = guild.get_channel(channel_id) if channel_id else None
         if isinstance(channel, discord.TextChannel):
+            before = {o.id for o in channel.overwrites if not isinstance(o, discord.Role)}
             await channel.edit(overwrites=overwrites)
+            if team == "graveyard" and entry is not None:  # every newcomer is welcomed
+                await self.welcome_the_dead(info, channel,
+                                            [u for u in members if u not in before], entry)
             return
         category = await self.ensure_category(current, guild)
         marker = channel_marker(info.id, team)
@@ -529,8 +545,26 @@ class Delivery:
             channel = await guild.create_text_channel(
                 name[:100], category=category, overwrites=overwrites,
                 topic=f"{topic[:1024 - len(marker) - 1]} {marker}")
+        if team == "graveyard":
+            await self.record_channel(info, team, channel, None, t(
+                "channel.welcome", info.language, team=team_name(team, info.language)))
+            if entry is not None:
+                await self.welcome_the_dead(info, channel, members, entry)
+            return
         await self.record_channel(info, team, channel, entry, t(
             "channel.welcome", info.language, team=team_name(team, info.language)))
+
+    async def welcome_the_dead(self, info: GameInfo, channel: discord.TextChannel,
+                               newcomers: list[int], entry: OutboxEntry) -> None:
+        """The graveyard greets each player who joins it, with a ping of just them (the
+        master, reading along by an option, is not a newcomer to greet)."""
+        state = await self.service.state(info.id)
+        dead = [u for u in newcomers if (p := state.player(u)) is not None and not p.alive]
+        if not dead:
+            return
+        await post(channel, entry_key(entry, "g"), content=t(
+            "channel.graveyard_welcome", info.language,
+            names=", ".join(f"<@{u}>" for u in dead)), mentions=only_users(dead))
 
     async def record_channel(self, info: GameInfo, key: str, channel: discord.TextChannel,
                              entry: OutboxEntry | None, welcome: str) -> None:

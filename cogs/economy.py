@@ -42,7 +42,8 @@ class Economy(GameCog):
                     amount: Range[int, 0, 100000] = 0) -> None:
         info = await self.game_here(interaction, finished=True)
         await self.apply(interaction, info, c.Thank, premium=amount)
-        await ack(interaction, "thank.done", master=mention(info.master_id))
+        await ack(interaction, "thank.done" if amount else "thank.done_plain",
+                  master=mention(info.master_id))
 
     @app_commands.command(**command_kwargs("profile"))
     @app_commands.guild_only()

@@ -11,6 +11,7 @@ from discord.app_commands import Choice, Range
 from core import commands as c
 from core.access import require_master
 from core.i18n import t
+from core.narrate import team_name
 
 from . import desk
 from .base import GameCog, PlayerArg, ack
@@ -32,8 +33,16 @@ class Master(GameCog):
     @master.command(**command_kwargs("master.advance"))
     async def advance(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
-        await self.apply(interaction, info, c.Advance)
-        await ack(interaction, "master.advanced")
+        applied = await self.apply(interaction, info, c.Advance)
+        end = next((e for e in applied.events if e.kind == "game_over"), None)
+        if end is None:
+            await ack(interaction, "master.advanced")
+        elif end.data["draw"]:
+            await ack(interaction, "master.advanced_draw")
+        else:  # the last advance says what happened: the end, and who won
+            lang = user_lang(interaction)
+            await ack(interaction, "master.advanced_over",
+                      winners=", ".join(team_name(w, lang) for w in end.data["winners"]))
 
     @master.command(**command_kwargs("master.extend"))
     @localized("master.extend", "minutes")

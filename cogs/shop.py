@@ -10,8 +10,9 @@ from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.errors import RuleError
+from core.events import Event
 from core.i18n import t
-from core.narrate import attacker_name, item_name
+from core.narrate import attacker_name, item_name, phase_words
 from core.storage import wallets
 from core.storage.service import Applied, GameInfo
 from core.views import attacker_choices, open_shop, parse_attacker, parse_player
@@ -19,7 +20,7 @@ from core.vocabulary import ITEMS, SPELLS
 
 from .base import GameCog, PlayerArg
 from .ui.render import shop_embed
-from .ui.text import L, command_kwargs, localized, user_lang
+from .ui.text import L, command_kwargs, localized, mention, user_lang
 from .utils.bot import MafiaBot
 
 ITEM_CHOICES = [Choice(name=L(f"item.{i}.name"), value=i) for i in ITEMS]
@@ -69,12 +70,13 @@ class Shop(GameCog):
             interaction, info, c.Buy, (if_hanged, unless_hanged, if_nobody_hanged),
             item=item, against=parse_attacker(target, state))
         lang = user_lang(interaction)
-        key = "shop.bought" if any(e.kind == "purchase" for e in applied.events) \
-            else "shop.ordered"
         against = next((e.data.get("against") for e in applied.events
                         if e.kind in ("purchase", "buy_ordered")), None)
-        await interaction.response.send_message(
-            t(key, lang, item=item_name(item, against, lang)), ephemeral=True)
+        name = item_name(item, against, lang)
+        text = t("shop.bought", lang, item=name) \
+            if any(e.kind == "purchase" for e in applied.events) \
+            else ordered(applied.events, name, lang)
+        await interaction.response.send_message(text, ephemeral=True)
 
     @buy.autocomplete("target")
     async def buy_target(self, interaction: discord.Interaction[MafiaBot], value: str
@@ -109,12 +111,27 @@ class Shop(GameCog):
         cast = next((e for e in applied.events if e.kind == "spell_cast"), None)
         name = item_name(spell, None, lang)
         if cast is None:
-            text = t("shop.ordered", lang, item=name)
+            text = ordered(applied.events, name, lang)
         elif cast.data.get("evening"):  # a day spell for the next day's opening
-            text = t("shop.cast_evening", lang, item=name, day=cast.data["day"])
+            text = t("shop.cast_evening", lang, item=name, **phase_words(cast.data["day"], lang))
         else:
             text = t("shop.cast", lang, item=name)
         await interaction.response.send_message(text, ephemeral=True)
+
+
+def ordered(events: list[Event], name: str, lang: str) -> str:
+    """An evening order's reply, restating its condition in the words of its
+    execution ("if @X is hanged")."""
+    order = next((e for e in events if e.kind == "buy_ordered"), None)
+    data = order.data if order is not None else {}
+    if isinstance(data.get("if_hanged"), int):
+        return t("shop.ordered_if", lang, item=name, if_hanged=mention(data["if_hanged"]))
+    if isinstance(data.get("unless_hanged"), int):
+        return t("shop.ordered_unless", lang, item=name,
+                 unless_hanged=mention(data["unless_hanged"]))
+    if data.get("if_nobody_hanged"):
+        return t("shop.ordered_nobody", lang, item=name)
+    return t("shop.ordered", lang, item=name)
 
 
 async def setup(bot: MafiaBot) -> None:

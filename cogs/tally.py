@@ -25,7 +25,7 @@ from typing import Any
 import discord
 
 from core.i18n import t
-from core.narrate import votes
+from core.narrate import phase_words, votes
 from core.storage.outbox import OutboxEntry, RetryAfter
 from core.storage.service import DiscordPatch, GameInfo
 from core.tallies import TALLY_KIND, message_key, tally_outbox
@@ -71,7 +71,7 @@ def tally_message_embed(tally: LiveTally, lang: str) -> discord.Embed:
                voters=", ".join(_voter(v, lang) for v in row.voters) or "—")
              for i, row in enumerate(tally.rows, 1)]
     title = "tally.live.final_title" if tally.closed else "tally.live.title"
-    embed = discord.Embed(title=t(title, lang, number=tally.number),
+    embed = discord.Embed(title=t(title, lang, **phase_words(tally.number, lang)),
                           description=_joined(lines, DESCRIPTION_LIMIT, "\n")
                           or t("votes.none", lang), colour=RED)
     if tally.closed:

@@ -16,7 +16,16 @@ from pydantic import BaseModel
 from core.commands import Command
 from core.events import Event
 from core.i18n import has_key, t
-from core.narrate import Names, describe, describe_error, params, readable, role_name, votes
+from core.narrate import (
+    Names,
+    describe,
+    describe_error,
+    params,
+    readable,
+    role_name,
+    team_name,
+    votes,
+)
 from core.state import GameState, PhaseKind
 
 History = Sequence[tuple[int, Command, list[Event]]]
@@ -236,7 +245,20 @@ def phase_label(entry: LogEntry, lang: str) -> str:
 def log_lines(entries: Sequence[LogEntry], names: Names, lang: str) -> list[str]:
     """Each entry as '[phase] text': the master log's lines, nothing cut."""
     return [t("desk.log.line", lang, phase=phase_label(e, lang),
-              text=desk_text(e.event, names, lang)) for e in entries]
+              text=addressed(e.event, desk_text(e.event, names, lang), names, lang))
+            for e in entries]
+
+
+def addressed(event: Event, text: str, names: Names, lang: str) -> str:
+    """A line addressed to some players or to a team's channel names whom it concerns
+    ("to @P1: Your role: mafioso."): the master reads every seat's news in one log."""
+    if event.audience.kind == "players" and event.audience.players:
+        return t("desk.log.to", lang, names=", ".join(names(u) for u in
+                                                       event.audience.players), text=text)
+    if event.audience.kind == "team" and event.audience.team is not None:
+        return t("desk.log.to_team", lang, team=team_name(event.audience.team, lang),
+                 text=text)
+    return text
 
 
 def paginate(lines: Sequence[str], budget: int = PAGE_BUDGET) -> list[str]:

@@ -186,7 +186,7 @@ def _join(ctx: Ctx, cmd: c.Join) -> None:
     _seat(ctx, cmd.by, admin=cmd.admin, sight=cmd.sight)
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
-        raise RuleError(ErrorCode.ALREADY_JOINED)
+        raise RuleError(ErrorCode.ALREADY_SIGNED_UP)  # the sender himself
     _no_spectator(s, cmd.by)
     if len(s.players) >= MAX_PLAYERS:
         raise RuleError(ErrorCode.GAME_FULL, max=MAX_PLAYERS)
@@ -345,7 +345,8 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
     again = standing is not None and standing.target == target.uid
     ctx.emit(EventKind.VOTE_CAST, voter=voter.uid, target=target.uid, ghost=not voter.alive,
              previous=standing.target if standing else None,
-             total=totals(s).get(target.uid, 0), shout=cmd.shout, again=again)
+             total=totals(s, spells=False).get(target.uid, 0),  # spells show at the result
+             shout=cmd.shout, again=again)
 
 
 def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
@@ -524,7 +525,7 @@ def _standby(ctx: Ctx, cmd: c.Standby) -> None:
     s = ctx.state
     _no_bot(cmd.bot)
     if s.player(cmd.by) is not None:
-        raise RuleError(ErrorCode.ALREADY_JOINED)
+        raise RuleError(ErrorCode.ALREADY_SIGNED_UP)  # the sender himself
     _no_spectator(s, cmd.by)
     if any(x.uid == cmd.by for x in s.standby):
         s.standby = [x for x in s.standby if x.uid != cmd.by]

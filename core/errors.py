@@ -18,6 +18,7 @@ class ErrorCode(StrEnum):
     ALREADY_COVERED = "already_covered"
     ALREADY_EXCLUDED = "already_excluded"
     ALREADY_JOINED = "already_joined"
+    ALREADY_SIGNED_UP = "already_signed_up"
     ALREADY_SPECTATING = "already_spectating"
     ALREADY_STARTED = "already_started"
     ALREADY_THANKED = "already_thanked"

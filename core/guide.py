@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from core.legal import ALWAYS, legal_commands
+from core.legal import ALWAYS, legal_commands, master_only
 from core.roles import Action, Role, Side, info
 from core.rules.items import items, spells, ware
 from core.rules.voting import base_weight, current_votes
@@ -25,6 +25,8 @@ OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "dead_pu
            "master_sees_anon", "archive_channels", "graveyard", "sergeant_in_police",
            "inherit_checks")
 #: General topics of /rules (catalogue `help.topic.<id>.title|text`), in reading order.
+__all__ = ["Guide", "guide", "master_only", "topic_ids"]
+
 TOPICS = ("sides", "phases", "voting", "night_order", "inactivity", "currency", "payouts",
           "shop", "crypto", "master")
 

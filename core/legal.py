@@ -13,11 +13,14 @@ from __future__ import annotations
 from core.access import may_master, seat_refusal
 from core.guards import MASTER_COMMANDS, passes, thank
 from core.roles import info
+from core.rules.night import acting_mafioso, takes_turns
 from core.rules.voting import base_weight
 from core.state import GameState, PhaseKind
 
 #: Commands anyone may use anywhere: they read, they change nothing.
 ALWAYS = ["help", "rules", "profile"]
+#: The master's commands of the game group (besides the `master` group).
+MASTER_GAME = frozenset({"game setup", "game options", "game start", "game cancel"})
 
 
 def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[str]:
@@ -44,6 +47,11 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
             and not state.spectating(uid)):
         cmds.append("game spectate")
     return list(dict.fromkeys(cmds + ALWAYS))
+
+
+def master_only(path: str) -> bool:
+    """A master's tool: /help shows it to the master alone."""
+    return path.startswith("master ") or path in MASTER_GAME
 
 
 #: The master's commands in the order /help lists them.
@@ -84,7 +92,10 @@ def _player_commands(state: GameState, uid: int) -> list[str]:
     if day and state.number > 0:
         out += ["vote", "votes"] + ([] if state.options.votes_final else ["unvote"])
     row = info(role) if role is not None else None
-    if row is not None and row.action is not None:
+    # a mafioso whose clan's move is another's tonight (or the coming night) has none:
+    # the engine refuses him (not_your_turn), so /help does not offer /night
+    if row is not None and row.action is not None and not (
+            takes_turns(seat) and acting_mafioso(state, seat.clan or 0) != uid):
         out.append("night")
     if row is not None and any(state.with_role(r) for r in row.knows):
         out.append("share")

@@ -63,6 +63,20 @@ def duration(minutes: int, lang: str) -> str:
     return t("words.duration.minutes", lang, minutes=rest)
 
 
+#: The phrases of a phase in prose (catalogue `words.nth.<form>.<n>`): "первый день",
+#: "первого дня", "первая ночь", "первой ночи", "первую ночь"; English "Day 1" / "day 1".
+PHASE_FORMS = ("day_nom", "day_gen", "night_nom", "night_gen", "night_acc")
+NIGHT_FORMS = ("night_nom", "night_gen", "night_acc")
+_NAMED = 10  # ordinals written as words up to this; beyond, "11-й день"
+
+
+def phase_words(number: int, lang: str, forms: tuple[str, ...] = PHASE_FORMS
+                ) -> dict[str, str]:
+    """An ordinal day or night in prose, in every case a sentence needs."""
+    key = str(number) if 0 <= number <= _NAMED else "n"
+    return {form: t(f"words.nth.{form}.{key}", lang, number=number) for form in forms}
+
+
 def votes(halves: int, lang: str) -> str:
     return t("vote.count", lang, count=halves / 2 if halves % 2 else halves // 2)
 
@@ -105,6 +119,16 @@ def readable(data: dict[str, Any], names: Names, lang: str,
             out[key] = item_name(value, against if isinstance(against, str) else None, lang)
     if isinstance(data.get("minutes"), int):
         out["minutes"] = duration(data["minutes"], lang)
+    number, night = data.get("number"), data.get("night")
+    if isinstance(number, int) and not isinstance(number, bool):
+        out |= phase_words(number, lang)
+    if isinstance(night, int) and not isinstance(night, bool):
+        out |= phase_words(night, lang, NIGHT_FORMS)
+    for key in ("cost", "amount"):  # money in words: "за 20 лир", "бонус — 5 лир"
+        value = data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[f"{key}_lira"] = t("currency.lira", lang, count=value)
+            out[f"{key}_lira_acc"] = t("currency.lira_acc", lang, count=value)
     return out
 
 
@@ -129,6 +153,10 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
             key = "event.morning.removed_only" if event.data.get("left") else \
                 "event.morning.quiet"
             return t(key, lang, **p)
+        if len(victims) == 1 and not removed and not event.data.get("stories"):
+            v = victims[0]  # one death: one sentence, not a list
+            return t("event.morning.single", lang, **(p | {"name": names(v["uid"]),
+                                                        "role": role_name(v["role"], lang)}))
         lines = [t("event.morning.head" if victims else "event.morning.removed_only", lang, **p)]
         for v in victims:
             lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
@@ -145,6 +173,20 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return _day_result(event, names, lang, p)
     if kind == "game_over":
         return _game_over(event, names, lang, p)
+    if kind == "you_died":
+        lines = [t(f"event.you_died.{event.data['cause']}", lang),
+                 t("event.you_died.where_graveyard" if event.data.get("graveyard")
+                   else "event.you_died.where", lang)]
+        if event.data.get("ghost"):
+            lines.append(t("event.you_died.ghost", lang))
+        return "\n".join(lines)
+    if kind == "clan_kill_failed" and event.data.get("gone"):
+        return t("event.clan_kill_failed_gone", lang, **p)
+    if kind == "thanked" and not event.data.get("premium"):
+        return t("event.thanked_plain", lang, **p)
+    if kind == "game_result":
+        outcome = "draw" if event.data["draw"] else "won" if event.data["won"] else "lost"
+        return t(f"event.game_result.{outcome}", lang, **p)
     if kind in ("game_started", "roles_set"):
         rows = ", ".join(_composition_row(r, lang) for r in event.data["composition"])
         return t(f"event.{kind}", lang, **(p | {"composition": rows}))
@@ -208,7 +250,7 @@ def _composition_row(row: list[Any], lang: str) -> str:
 
 def _day_result(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
     tally = sorted(event.data["tally"].items(), key=lambda kv: -kv[1])
-    lines = [t("event.day_result.head", lang, number=event.data["number"])]
+    lines = [t("event.day_result.head", lang, **phase_words(event.data["number"], lang))]
     for target, halves in tally:
         lines.append(t("event.day_result.row", lang, name=names(int(target)),
                        votes=votes(halves, lang)))

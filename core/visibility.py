@@ -55,6 +55,10 @@ class Card(BaseModel):
     acts: bool = False
     shop: bool = False
     currency: bool = False
+    #: After the end: the card says so, and whether the holder's side won (draw: nobody).
+    over: bool = False
+    won: bool = False
+    draw: bool = False
 
 
 class Death(BaseModel):
@@ -105,6 +109,9 @@ def card(state: GameState, uid: int) -> Card:
         q = state.player(m)
         if q is not None:
             c.mates.append(Mate(uid=m, role=q.role, alive=q.alive))
+    if state.over:
+        c.over, c.draw = True, state.draw
+        c.won = p.team in state.winners
     c.first_night = info(p.role).first_night
     c.acts = info(p.role).action is not None
     if state.phase in (PhaseKind.DAY, PhaseKind.NIGHT):
@@ -171,10 +178,12 @@ def living_choices(state: GameState) -> list[tuple[int, str]]:
     return [(p.uid, shown[p.uid]) for p in state.living()]
 
 
-def tally_rows(state: GameState) -> list[TallyRow]:
-    """The day's tally in hanging order, with each standing vote and its weight."""
-    t = tally(state)
-    void = voided(state)
+def tally_rows(state: GameState, *, spells: bool = False) -> list[TallyRow]:
+    """The day's tally in hanging order, with each standing vote and its weight. While
+    the day runs the town's count leaves Sleep and Silence out: their effect shows at
+    the day's result (`spells=True`, RULES.md "When a spell shows")."""
+    t = tally(state, spells=spells)
+    void = voided(state) if spells else frozenset()
     standing = current_votes(state)
     # A living target whose every vote weighs nothing (voided by Sleep or Silence, an
     # excluded ghost's) still has his row, at 0, after the counted ones (RULES.md §6):
@@ -222,8 +231,9 @@ class LiveTally(BaseModel):
     tied: list[int] = Field(default_factory=list)
 
 
-def live_tally(state: GameState) -> LiveTally | None:
-    """The running count of a voting day (None outside one)."""
+def live_tally(state: GameState, *, spells: bool = False) -> LiveTally | None:
+    """The running count of a voting day (None outside one); `spells`: as counted at
+    the day's result."""
     if state.phase is not PhaseKind.DAY or state.number == 0:
         return None
     standing = current_votes(state)
@@ -232,7 +242,7 @@ def live_tally(state: GameState) -> LiveTally | None:
             TallyVoter(uid=v, halves=w, ghost=ghost,
                        shouts=standing[v].shouts if v in standing else 0)
             for v, w, ghost in row.voters])
-        for row in tally_rows(state)
+        for row in tally_rows(state, spells=spells)
     ]
     return LiveTally(number=state.number, deadline=state.deadline, rows=rows,
                      not_voted=owing(state),
@@ -242,7 +252,7 @@ def live_tally(state: GameState) -> LiveTally | None:
 def closed_tally(before: GameState, after: GameState) -> LiveTally | None:
     """The final count of the day `before` was in, once `after` has left it: the last
     running count plus the result (None if `before` was not a voting day, or still is)."""
-    last = live_tally(before)
+    last = live_tally(before, spells=True)  # the result: the spells count now
     if last is None or (after.phase is PhaseKind.DAY and after.number == before.number):
         return None
     last.closed, last.not_voted = True, []

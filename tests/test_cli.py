@@ -46,7 +46,7 @@ def test_simulate_log_reads_like_a_console_log(capsys: pytest.CaptureFixture[str
     for uid in hanged:  # announced by exactly one line (not also by the day's result)
         assert len([ln for ln in out.splitlines()
                     if ln.startswith(f"{names[uid]} ") and out_of_game in ln]) == 1
-    assert t("event.you_died", lang, cause="@@").split("@@")[0] not in out
+    assert t("event.you_died.where", lang) not in out
     missed = t("event.turn_missed", lang, uid="@@", turn=0).split("@@")[1].split("0")[0]
     assert re.search(r"\[" + t("term.master", lang) + r"\] Player\d+" + re.escape(missed), out)
     assert re.search(r"Player\d+: \d+ \w+ — ", out)  # payouts with figures

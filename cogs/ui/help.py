@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import discord
 
-from core.guide import OPTIONS, Guide, price_of, role_facts, spell_time, topic_ids
+from core.guide import (
+    OPTIONS,
+    Guide,
+    master_only,
+    price_of,
+    role_facts,
+    spell_time,
+    topic_ids,
+)
 from core.i18n import has_key, t
-from core.narrate import role_name
+from core.narrate import NIGHT_FORMS, phase_words, role_name
 from core.vocabulary import Role
 
 from .markup import user_text
@@ -60,13 +68,14 @@ def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
         now.insert(0, t("help.role_line", lang, role=role_name(str(g.role), lang)))
     if now:
         head.add_field(name=t("help.field.now", lang), value="\n".join(now), inline=False)
-    if mine:
-        head.add_field(name=t("help.field.yours", lang),
-                       value=", ".join(command_label(c, lang) for c in mine), inline=False)
+    # In a game: the reader's own commands now, each with what it does (not all of
+    # them); without one: every command but the master's tools.
+    listed = mine if g.has_game else [c for c in existing if not master_only(c)]
     rows = [t("help.command_row", lang, command=command_label(c, lang),
-              description=command_description(c, lang)) for c in existing]
-    commands = discord.Embed(title=t("help.field.all", lang), description="\n".join(rows),
-                             colour=COLOUR)
+              description=command_description(c, lang)) for c in listed]
+    commands = discord.Embed(
+        title=t("help.field.yours" if g.has_game else "help.field.all", lang),
+        description="\n".join(rows) or "—", colour=COLOUR)
     commands.set_footer(text=t("help.more", lang))
     return [head, commands]
 
@@ -95,7 +104,7 @@ def topic_text(tid: str, lang: str) -> str:
         if facts.action is not None:
             lines.append(t("help.rules.first_night", lang, action=t(f"action.{facts.action}",
                                                                      lang),
-                           night=facts.first_night))
+                           **phase_words(facts.first_night, lang, NIGHT_FORMS)))
         else:
             lines.append(t("help.rules.no_move", lang))
         if facts.in_clan:

@@ -8,7 +8,15 @@ import discord
 
 from core.events import Event
 from core.i18n import t
-from core.narrate import describe, item_name, payouts_text, role_name, team_name, votes
+from core.narrate import (
+    describe,
+    item_name,
+    payouts_text,
+    phase_words,
+    role_name,
+    team_name,
+    votes,
+)
 from core.views import ShopRow, ShopView
 from core.visibility import Card, PublicView
 from core.vocabulary import PhaseKind, Team
@@ -111,7 +119,7 @@ def tally_text(view: PublicView, lang: str) -> str:
 
 def tally_embed(view: PublicView, lang: str) -> discord.Embed:
     """/votes: the day's count as the public view holds it (empty outside voting days)."""
-    embed = discord.Embed(title=t("votes.title", lang, number=view.number),
+    embed = discord.Embed(title=t("votes.title", lang, **phase_words(view.number, lang)),
                           description=tally_text(view, lang), colour=RED)
     if view.ghosts:
         embed.set_footer(text=t("votes.ghost_note", lang))
@@ -130,17 +138,24 @@ def card_embed(card: Card, lang: str) -> discord.Embed:
         if card.rank is not None:
             side += " · " + t("card.rank", lang, rank=card.rank)
     embed.add_field(name=t("card.side", lang), value=side, inline=True)
-    if card.alive:  # what the player does and when, the honest citizen included
+    if card.over:  # the end, not "vote every day": the outcome for his side
+        outcome = "draw" if card.draw else "won" if card.won else "lost"
+        embed.add_field(name=t("card.state", lang), value=t(f"card.over.{outcome}", lang),
+                        inline=False)
+    elif card.alive:  # what the player does and when, the honest citizen included
         embed.add_field(name=t("help.card.duty", lang), value=t(f"help.role.{card.role}.duty",
                                                                  lang), inline=False)
-    embed.add_field(name=t("card.state", lang),
-                    value=t("term.alive" if card.alive else "term.dead", lang), inline=True)
+    if not card.over:
+        embed.add_field(name=t("card.state", lang),
+                        value=t("term.alive" if card.alive else "term.dead", lang),
+                        inline=True)
     if card.mates:
         mates = "\n".join(
             t("card.mate", lang, name=mention(m.uid), role=role_name(str(m.role), lang),
               state=t("term.alive" if m.alive else "term.dead", lang)) for m in card.mates)
         embed.add_field(name=t("card.mates", lang), value=mates, inline=False)
-    if card.clan is not None and card.acting_mafioso is not None and card.alive:
+    if card.clan is not None and card.acting_mafioso is not None and card.alive \
+            and not card.over:
         embed.add_field(name=t("card.acting", lang), value=mention(card.acting_mafioso),
                         inline=False)
     if card.night_move is not None:
@@ -152,7 +167,8 @@ def card_embed(card: Card, lang: str) -> discord.Embed:
                                moves=card.moves), value=orders[:1024], inline=False)
     elif card.alive and card.acts and card.number < card.first_night:
         embed.add_field(name=t("card.night", lang, number=card.number, moves=0),
-                        value=t("card.from_night", lang, night=card.first_night), inline=False)
+                        value=t("card.from_night", lang,
+                                **phase_words(card.first_night, lang)), inline=False)
     results = [notice_text(n.kind, n.data, n.night, lang) for n in card.notices]
     results = [r for r in results if r]
     if results:

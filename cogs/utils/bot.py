@@ -23,6 +23,7 @@ from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import Applied, GameInfo, GameService
 from core.views import phase_seen
+from core.vocabulary import PhaseKind
 
 
 def now() -> datetime:
@@ -62,9 +63,11 @@ class MafiaBot(commands.Bot):
             return info
         if channel_id in self.private_index:
             return await self.service.info(self.private_index[channel_id])
-        if finished and interaction.guild is not None:
+        if interaction.guild is not None:
             last = await self.service.last_game_in_channel(channel_id)
-            if last is not None:
+            if last is not None and (finished or last.phase is PhaseKind.ENDED):
+                if not finished:  # every game command says so, as /votes does
+                    raise RuleError(ErrorCode.GAME_OVER)
                 return last
         if interaction.guild is None:
             mine = await self.service.games_of_user(None, interaction.user.id)

@@ -260,6 +260,7 @@ def resolve(ctx: Ctx) -> NightResult:
                 steps.append(_step("target_gone", order))
                 _notice(actor, "target_gone", night)
                 ctx.emit(EventKind.TARGET_GONE, Audience.to(actor.uid), night=night)
+                _clan_hears_failure(ctx, actor, order.action, order.target, gone=True)
                 continue
             steps.append(_step("fallback", order, target=target_id))
         lethal = order.action in LETHAL
@@ -274,6 +275,7 @@ def resolve(ctx: Ctx) -> NightResult:
             _notice(actor, "action_failed", night, action=str(order.action))
             ctx.emit(EventKind.ACTION_FAILED, Audience.to(actor.uid), night=night,
                      action=str(order.action))
+            _clan_hears_failure(ctx, actor, order.action, target_id)
             covered = state.covered.setdefault(bouncer, [])
             if target_id not in covered:
                 covered.append(target_id)
@@ -382,8 +384,19 @@ def _armour_stops(ctx: Ctx, attacker: Player, target: Player) -> bool:
     night = ctx.state.number
     _notice(attacker, "action_failed", night, action="kill")
     ctx.emit(EventKind.ACTION_FAILED, Audience.to(attacker.uid), night=night, action="kill")
+    _clan_hears_failure(ctx, attacker, Action.KILL, target.uid)
     ctx.emit(EventKind.ARMOUR_SAVED, Audience.to(target.uid), night=night)
     return True
+
+
+def _clan_hears_failure(ctx: Ctx, actor: Player, action: Action, target: int,
+                        gone: bool = False) -> None:
+    """A clan hears its kill's failure as it hears its success (kill_done): the mover's
+    mates learn that the target lives, never why (the mover's own place says as much)."""
+    if actor.clan is None or action is not Action.KILL:
+        return
+    ctx.emit(EventKind.CLAN_KILL_FAILED, Audience.of_team(Team.clan(actor.clan)),
+             night=ctx.state.number, actor=actor.uid, target=target, gone=gone)
 
 
 def missed_night(state: GameState) -> list[int]:

@@ -99,7 +99,9 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
         role = str(p.role) if state.options.reveal_roles else None
         ctx.emit(EventKind.PLAYER_DIED, uid=uid, cause=cause, role=role,
                  phase=str(state.phase), number=state.number)
-    ctx.emit(EventKind.YOU_DIED, Audience.to(uid), cause=cause)
+    # the dead hears where he may still read, and whether he still votes (as a ghost)
+    ctx.emit(EventKind.YOU_DIED, Audience.to(uid), cause=cause,
+             ghost=voting.base_weight(state, uid) > 0, graveyard=state.options.graveyard)
     mates = _living_mates(ctx, uid)
     if mates:  # they know him as a team mate already: tells them nothing new but the news
         ctx.emit(EventKind.MATE_DIED, Audience.to(*mates), uid=uid, cause=cause)
@@ -285,6 +287,10 @@ def finish_if_won(ctx: Ctx) -> bool:
          "winner": p.team in v.winners}
         for p in state.players
     ])
+    # Each seat hears the end in its own place, with a ping: its side won or lost.
+    for p in state.players:
+        ctx.emit(EventKind.GAME_RESULT, Audience.to(p.uid), uid=p.uid, draw=v.draw,
+                 won=p.team in v.winners, winners=v.winners)
     if state.options.currency:
         state.payouts = economy.payouts(state)
         ctx.emit(EventKind.PAYOUTS, lines=[line.model_dump() for line in state.payouts],

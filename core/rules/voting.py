@@ -89,9 +89,11 @@ def _weigher(state: GameState, void: frozenset[int]) -> Callable[[VoteMark], int
     return weigh
 
 
-def totals(state: GameState) -> dict[int, int]:
-    """target -> the weight of the standing votes on him (the tally's counts alone)."""
-    return _totals(state, _weigher(state, voided(state)))
+def totals(state: GameState, *, spells: bool = True) -> dict[int, int]:
+    """target -> the weight of the standing votes on him (the tally's counts alone).
+    `spells=False`: as the town counts while the day runs, Sleep and Silence not yet
+    applied (they show at the day's result, RULES.md "When a spell shows")."""
+    return _totals(state, _weigher(state, voided(state) if spells else frozenset()))
 
 
 def _totals(state: GameState, weigh: Callable[[VoteMark], int]) -> dict[int, int]:
@@ -103,8 +105,10 @@ def _totals(state: GameState, weigh: Callable[[VoteMark], int]) -> dict[int, int
     return totals
 
 
-def tally(state: GameState) -> Tally:
-    weigh = _weigher(state, voided(state))
+def tally(state: GameState, *, spells: bool = True) -> Tally:
+    """The day's count; `spells=False` leaves Sleep and Silence out (the public count
+    while the day runs)."""
+    weigh = _weigher(state, voided(state) if spells else frozenset())
     totals = _totals(state, weigh)
     result = Tally(totals=totals)
     running: dict[int, int] = {}

@@ -9,6 +9,7 @@ import discord
 from PIL import Image
 
 from core.i18n import t as tr
+from core.narrate import phase_words
 from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, open_table
@@ -78,7 +79,7 @@ async def test_pictures_archive_and_opened_channels(h: Harness) -> None:
             if name.endswith(".png"):
                 number = int(name.split("-")[1])
                 text = " ".join(e.get("description", "") for e in m.embeds)
-                assert tr("event.day_result.head", "ru", number=number) in text
+                assert tr("event.day_result.head", "ru", **phase_words(number, "ru")) in text
     [html_name] = [n for n in files if n.endswith(".html")]
     over = next(m for m in h.messages_in(t.channel) if any(n == html_name for n, _ in m.files))
     assert any(tr("event.game_over.head", "ru", winners="")[:12] in e.get("description", "")
@@ -125,6 +126,6 @@ async def test_without_attach_files_the_announcements_still_go_out(h: Harness) -
     assert files_in(h, t.channel) == []
     texts = " ".join(e.get("description", "") for m in h.messages_in(t.channel)
                      for e in m.embeds)
-    assert tr("event.day_result.head", "ru", number=1) in texts
+    assert tr("event.day_result.head", "ru", **phase_words(1, "ru")) in texts
     assert tr("event.game_over.head", "ru", winners="")[:12] in texts
     assert t.bot.outbox.parked == 0

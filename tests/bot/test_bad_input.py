@@ -258,7 +258,7 @@ CELLS: list[Cell] = [
     *common("game join", "signup", "outsider", notplayer=None, other="signup_closed",
             dm=True),
     cell("game join", "self", "signup", "master", "master_cannot_play"),
-    cell("game join", "dup", "signup", "player", "already_joined"),
+    cell("game join", "dup", "signup", "player", "already_signed_up"),
     cell("game join", "phase", "day0", "outsider", "signup_closed"),
     # /game leave
     *common("game leave", "signup", "player", other="signup_closed"),
@@ -286,8 +286,8 @@ CELLS: list[Cell] = [
     # /game cancel
     *common("game cancel", "day1", "master", notplayer="not_master", other="not_master"),
     cell("game cancel", "role", "day1", "cit", "not_master"),
-    # a finished game no longer holds its channel: nothing to cancel here
-    cell("game cancel", "phase", "over", "master", "no_game_here"),
+    # a finished game's channel: every game command says the game is over (issue 32)
+    cell("game cancel", "phase", "over", "master", "game_over"),
     # /game status: public, so only the routing cells apply
     cell("game status", "nogame", "day1", "cit", "no_game_here", where="empty"),
     cell("game status", "other", "day1", "cit", "status:b", where="b"),

@@ -18,6 +18,7 @@ from typing import Any
 
 from cogs.ui.markup import user_text
 from core.i18n import t as tr
+from core.narrate import phase_words
 from core.roles import Role
 from core.state import PhaseKind
 from core.storage.models import DELIVERED, Outbox
@@ -221,7 +222,7 @@ async def test_a_crash_after_posting_does_not_repeat_the_day_result_or_the_payou
     assert res.ephemeral, res.text
     await wait_for(lambda: bool(hit), "the day's result to be posted")
     assert (await t.state()).over
-    head = tr("event.day_result.head", "ru", number=1)
+    head = tr("event.day_result.head", "ru", **phase_words(1, "ru"))
     payouts = tr("payouts.head", "ru")
     count = len(posted(h, t.channel))
     assert [e for e in embeds_in(h, t.channel) if head in (e.get("description") or "")]

@@ -8,6 +8,7 @@ from typing import Any
 import discord
 
 from core.i18n import t as tr
+from core.narrate import phase_words
 from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Table, checkin_all, open_table, start
@@ -81,7 +82,7 @@ async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
     assert f"<@{buyer.id}>" in feed and tr("item.alarm_clock.name", "ru") in feed
     assert f"<@{mafioso.uid}> ({tr('role.mafioso.name', 'ru')}), ночь 0" in feed
     assert "под \\[дождём\\](https://evil.example)" in feed  # the masked link escaped
-    all_in = tr("event.all_orders_in", "ru", night=0)
+    all_in = tr("event.all_orders_in", "ru", **phase_words(0, "ru"))
     assert feed.count(all_in) == 1
     assert feed.index(all_in) > feed.index(f"<@{mafioso.uid}> ({tr('role.mafioso.name', 'ru')})")
     # none of it reached the game channel
@@ -258,7 +259,7 @@ async def test_replacement_from_the_standby_list(h: Harness) -> None:
     assert res.ephemeral and res.text == tr("error.unknown_player", "en", name="12345")
     assert (await t.state()).model_dump_json() == before  # refusals change nothing
     res = await t.do(t.players[0], "game standby")
-    assert res.ephemeral and res.text == tr("error.already_joined", "en")
+    assert res.ephemeral and res.text == tr("error.already_signed_up", "en")
     res = await t.do(t.master, "game standby")
     assert res.ephemeral and res.text == tr("error.master_cannot_play", "en")
     res = await t.do(sub, "game standby")

@@ -151,7 +151,7 @@ async def test_the_role_pings_phases_and_follows_the_living(h: Harness) -> None:
     await t.settle()
     assert await role_holders(h, t) == {p.id for p in t.players} - {kicked.id}
     thread = await assert_private(h, t, kicked.id)
-    assert tr("cause.kicked", "ru") in pushes(h, thread)[-1].text
+    assert tr("event.you_died.kicked", "ru") in pushes(h, thread)[-1].text
     # replaced: the substitute takes the role and the seat's place; the old member loses both
     old = (await t.holders(Role.CITIZEN))[0]
     sub = h.add_member("Sub", locale="en-US")
@@ -189,7 +189,7 @@ async def test_the_role_pings_phases_and_follows_the_living(h: Harness) -> None:
         assert meta["archived"] and meta["locked"]
     # the last removal's news went into the place before it was archived
     last = await place(t, ending[-1].id)
-    assert tr("cause.kicked", "ru") in pushes(h, last)[-1].text
+    assert tr("event.you_died.kicked", "ru") in pushes(h, last)[-1].text
     calls = [(c.method, c.seq) for c in h.requests if c.params.get("channel_id") == last]
     assert max(q for m, q in calls if m == "POST") < min(q for m, q in calls if m == "PATCH")
 
@@ -348,7 +348,7 @@ async def test_a_deleted_place_or_role_is_made_again(h: Harness) -> None:
     await t.settle()
     new_thread = await assert_private(h, t, victim.id)
     assert new_thread != old_thread
-    assert tr("cause.kicked", "ru") in pushes(h, new_thread)[-1].text
+    assert tr("event.you_died.kicked", "ru") in pushes(h, new_thread)[-1].text
     assert tr("places.welcome", "ru", title="Palermo") in pushes(h, new_thread)[-1].text
     assert await role_id(t) not in (None, old_role)
     assert await role_holders(h, t) == {p.id for p in await t.living()}

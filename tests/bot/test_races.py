@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from core.i18n import t as tr
+from core.narrate import team_name
 from core.roles import Role
 from core.rules import night as night_rules
 from core.state import PhaseKind
@@ -265,7 +266,10 @@ async def test_the_game_ends_once(h: Harness, order: str) -> None:
     posted = [m for m in h.messages_in(t.channel) for e in m.embeds
               if tr("event.game_over.head", "ru", winners="")[:12] in e.get("description", "")]
     assert len(posted) == 1
-    advanced = [r for r in replies if r.text == tr("master.advanced", "en")]
+    # the advance that ended the game says so, and who won (issue 32)
+    winners = ", ".join(team_name(w, "en") for w in state.winners)
+    advanced = [r for r in replies
+                if r.text == tr("master.advanced_over", "en", winners=winners)]
     if order == "master-scheduler":
         assert len(advanced) == 1  # the master won; the scheduler found the game over
     elif order == "scheduler-master":

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from bot import MafiaBot
 from core.i18n import t as tr
+from core.narrate import phase_words
 from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import Lives, confirmed, day_one, rebind, wait_for
@@ -81,7 +82,7 @@ async def test_a_pending_deadline_is_resumed_after_a_restart(lives: Lives) -> No
     await wait_for(lambda: bot.scheduler.fired == 1, "the resumed deadline to fire")
     assert await t.phase() == (PhaseKind.NIGHT, 1)
     await t.settle()
-    night = tr("event.phase_started.night", "ru", number=1, deadline="")[:10]
+    night = tr("event.phase_started.night", "ru", **phase_words(1, "ru"), deadline="")[:10]
     assert any(night in e.get("description", "") for m in h.messages_in(t.channel)
                for e in m.embeds)
 

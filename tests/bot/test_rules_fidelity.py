@@ -4,6 +4,7 @@ options of /away, /share, /game start, /game setup, /game options, /buy and /cas
 from __future__ import annotations
 
 from core.i18n import t as tr
+from core.narrate import phase_words
 from core.roles import Role
 from core.state import PhaseKind
 from tests.bot.helpers import checkin_all, open_table, start
@@ -106,7 +107,8 @@ async def test_day_spell_bought_at_night_and_conditional_orders(h: Harness) -> N
     a, b = t.players[0], t.players[1]
     res = await t.do(a, "cast", spell="sleep", target=str(b.id))
     assert res.ephemeral
-    assert res.text == tr("shop.cast_evening", "en", item=tr("spell.sleep.name", "en"), day=1)
+    assert res.text == tr("shop.cast_evening", "en", item=tr("spell.sleep.name", "en"),
+                              **phase_words(1, "en"))
     state = await t.state()
     assert [(s.spell, s.number) for s in state.spells] == [("sleep", 1)]
     await t.advance()  # day 1

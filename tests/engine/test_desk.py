@@ -134,7 +134,7 @@ def test_standby_toggles_and_refuses_players_and_the_master() -> None:
     g = Game(BASE)
     with pytest.raises(RuleError) as err:
         g.do(c.Standby(by=g.id("C1"), at=g.tick(), name="C1"))
-    assert err.value.code == "already_joined"
+    assert err.value.code == "already_signed_up"
     with pytest.raises(RuleError) as err:
         g.do(c.Standby(by=MASTER, at=g.tick(), name="M"))
     assert err.value.code == "master_cannot_play"

@@ -139,4 +139,4 @@ def test_a_morning_after_a_kick_in_the_night_is_not_quiet() -> None:
     events = g.advance()
     morning = next(e for e in events if e.kind == "morning")
     assert morning.data["left"] == [g.id("C1")]
-    assert lines(g, [morning], "ru")[0] == "Утро дня 1: этой ночью никто не убит."
+    assert lines(g, [morning], "ru")[0] == "Утро первого дня: этой ночью никто не убит."

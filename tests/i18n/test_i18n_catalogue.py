@@ -204,8 +204,9 @@ def test_titles_and_datives_read_right() -> None:
         "Вы записались на игру «Ночь «длинных ножей»» (игроков: 3).")
     assert t("lobby.left", "ru", title=title, count=2).startswith(
         "Вы снялись с игры «Ночь")
-    assert t("event.bonus_granted", "ru", uid="@Дина", amount=5, reason="за рассказ").startswith(
-        "Мастер выдаёт бонус игроку @Дина")
+    assert t("event.bonus_granted", "ru", uid="@Дина", amount_lira=t("currency.lira", "ru",
+                                                                      count=5),
+             reason="за рассказ") == "Мастер выдаёт игроку @Дина бонус — 5 лир: «за рассказ»."
     assert t("help.duty.voted", "ru").startswith("Ваш голос засчитан")
     assert "выбывает из игры" in t("event.player_died_hidden", "ru", uid="Дина",
                                    cause=t("cause.killed", "ru"))

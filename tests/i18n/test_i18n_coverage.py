@@ -167,9 +167,16 @@ def notice_kinds() -> Found:
 
 # describe() (core/narrate.py) renders these kinds from several keys
 SPECIAL_EVENTS = {
+    "thanked": ["event.thanked", "event.thanked_plain"],
+    "clan_kill_failed": ["event.clan_kill_failed", "event.clan_kill_failed_gone"],
+    "you_died": [f"event.you_died.{k}" for k in (
+        "hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked", "where",
+        "where_graveyard", "ghost")],
+    "game_result": ["event.game_result.won", "event.game_result.lost",
+                    "event.game_result.draw"],
     "phase_started": ["event.phase_started.day", "event.phase_started.night"],
     "morning": ["event.morning.quiet", "event.morning.head", "event.morning.victim",
-                "event.morning.story", "event.morning.removed_only"],
+                "event.morning.story", "event.morning.removed_only", "event.morning.single"],
     "turn_missed": ["event.turn_missed", "event.turn_missed_removed"],
     "buy_done": ["words.buy_done_if", "words.buy_done_unless", "words.buy_done_nobody"],
     "day_result": ["event.day_result.head", "event.day_result.row", "event.day_result.nobody",
