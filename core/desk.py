@@ -21,6 +21,7 @@ from core.narrate import (
     describe,
     describe_error,
     params,
+    phase_words,
     readable,
     role_name,
     team_name,
@@ -219,7 +220,8 @@ def _day_kick(event: Event, names: Names, lang: str) -> str:
     decided among the others, and a tie hangs the first to reach the count, even a count
     of one vote. Said to the master when it happens, with the count as it now stands."""
     data = event.data
-    lines = [t("event.desk_day_kick", lang, uid=names(data["uid"]), number=data["number"])]
+    lines = [t("event.desk_day_kick", lang, uid=names(data["uid"]),
+               **phase_words(data["number"], lang))]
     rows = data.get("tally") or []
     if not rows:
         lines.append(t("desk.kick_day.none", lang))

@@ -122,8 +122,13 @@ def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState
 # --- guards ------------------------------------------------------------------
 def _master(ctx: Ctx, cmd: c.Command) -> None:
     """The master's tools; a stand-in host who uses them is written down (never seated)."""
+    require_master(ctx.state, cmd.by, admin=cmd.admin)
+    _hosted(ctx, cmd)
+
+
+def _hosted(ctx: Ctx, cmd: c.Command) -> None:
+    """After a master's guard passed: a stand-in host is written down (never seated)."""
     s = ctx.state
-    require_master(s, cmd.by, admin=cmd.admin)
     if cmd.by != s.master and cmd.by not in s.hosts:
         s.hosts.append(cmd.by)
 
@@ -207,6 +212,7 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
     """/game setup: refused at once, in /game start's words, when the start could never
     accept it; a composition the start would question is accepted with the warning."""
     guards.setup(ctx.state, cmd.by, cmd.admin)
+    _hosted(ctx, cmd)
     s = ctx.state
     from core.rules.setup import check_written
 
@@ -248,6 +254,7 @@ def _start(ctx: Ctx, cmd: c.Start) -> None:
     """Any composition where no side has won yet may start; a likely lopsided one
     (negatives at half the players or more) only once the master confirms it."""
     guards.start(ctx.state, cmd.by, cmd.admin)
+    _hosted(ctx, cmd)
     s = ctx.state
     comp = composition_for(s.roles_text, len(s.players), extra_roles=s.options.extra_roles)
     if lopsided(comp) and not cmd.confirm:
@@ -283,6 +290,7 @@ def _host(ctx: Ctx, cmd: c.Host) -> None:
 
 def _cancel(ctx: Ctx, cmd: c.Cancel) -> None:
     guards.cancel(ctx.state, cmd.by, cmd.admin)
+    _hosted(ctx, cmd)
     s = ctx.state
     s.phase, s.deadline = PhaseKind.CANCELLED, None
     s.serial += 1
@@ -445,6 +453,7 @@ def _advance(ctx: Ctx, cmd: c.Advance) -> None:
         _in_play(ctx)
     else:
         guards.conduct(ctx.state, cmd.by, cmd.admin)
+        _hosted(ctx, cmd)
     s = ctx.state
     if cmd.deadline and (s.deadline is None or cmd.at < s.deadline):
         raise RuleError(ErrorCode.DEADLINE_NOT_REACHED)
@@ -456,11 +465,13 @@ def _remind(ctx: Ctx, cmd: c.Remind) -> None:
         _in_play(ctx)
     else:
         guards.conduct(ctx.state, cmd.by, cmd.admin)
+        _hosted(ctx, cmd)
     owing.remind(ctx, cmd.at, scheduled=cmd.scheduled)
 
 
 def _extend(ctx: Ctx, cmd: c.Extend) -> None:
     guards.conduct(ctx.state, cmd.by, cmd.admin)
+    _hosted(ctx, cmd)
     s = ctx.state
     base = max(s.deadline or cmd.at, cmd.at)
     s.deadline = base + timedelta(minutes=cmd.minutes)
@@ -469,6 +480,7 @@ def _extend(ctx: Ctx, cmd: c.Extend) -> None:
 
 def _kick(ctx: Ctx, cmd: c.Kick) -> None:
     guards.conduct(ctx.state, cmd.by, cmd.admin)
+    _hosted(ctx, cmd)
     _living_target(ctx, cmd.target)
     waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
     phases.kill(ctx, cmd.target, "kicked")
@@ -642,6 +654,7 @@ def _reveal(ctx: Ctx, cmd: c.Reveal) -> None:
 
 def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
     guards.bonus(ctx.state, cmd.by, cmd.admin)
+    _hosted(ctx, cmd)
     s = ctx.state
     if s.player(cmd.target) is None:
         raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=cmd.target)

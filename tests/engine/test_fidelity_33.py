@@ -40,7 +40,8 @@ def test_a_shouted_vote_says_so_in_its_public_post() -> None:
     assert plain.data["shout"] is False and shouted.data["shout"] is True
     assert shouted.data["again"] is False
     names = _names(g)
-    assert describe(shouted, names, "en") == "C1 votes against Don with a Shout (Don has 3 votes)."
+    assert describe(shouted, names, "en") == (
+        "C1 votes against Don with a Shout (total against: 3 votes).")
     assert "с Криком голосует против игрока Don" in describe(shouted, names, "ru")
     assert "Shout" not in describe(plain, names, "en")
 
@@ -57,7 +58,7 @@ def test_a_second_shout_on_the_standing_vote_reads_as_a_shout_not_a_new_vote() -
     assert again.data["shout"] is True and again.data["again"] is True
     names = _names(g)
     assert describe(again, names, "en") == (
-        "C1 backs the vote against Don with another Shout (Don has 3 votes).")
+        "C1 backs the vote against Don with another Shout (total against: 3 votes).")
     assert "ещё одним Криком" in describe(again, names, "ru")
     assert "голосует" not in describe(again, names, "ru")
 
@@ -75,14 +76,14 @@ def test_a_ghosts_shout_is_a_ghosts_shout() -> None:
     ev, = _public(g.vote("C1", "Vito", shout=True), "vote_cast")
     assert ev.data["ghost"] is True and ev.data["shout"] is True
     assert describe(ev, _names(g), "en") == (
-        "The ghost of C1 votes against Vito with a Shout (Vito has 1 vote).")
+        "The ghost of C1 votes against Vito with a Shout (total against: 1 vote).")
 
 
 def test_an_old_log_without_the_field_reads_as_a_plain_vote() -> None:
     """Events stored before the field existed still render (the log is kept forever)."""
     ev = Event(kind="vote_cast", data={"voter": 1, "target": 2, "ghost": False,
                                        "previous": None, "total": 2})
-    assert describe(ev, str, "en") == "1 votes against 2 (2 has 1 vote)."
+    assert describe(ev, str, "en") == "1 votes against 2 (total against: 1 vote)."
 
 
 # --- public_move: neither the checker nor his role ---------------------------------------
