@@ -138,7 +138,9 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
                                       budget=sizes.engine_budget_s)
         for n in sizes.engine_players]
     log("balance: the estimate at /game setup, 30 players ...")
-    out["balance"] = balance_bench.balance_estimate(smoke=sizes is SMOKE)
+    # its own event loop (it starts the estimator's process pool), so off this one
+    out["balance"] = await asyncio.to_thread(balance_bench.balance_estimate,
+                                             smoke=sizes is SMOKE)
     log("engine: night resolution vs players ...")
     out["engine_night"] = engine_bench.night_scaling(
         sizes.night_players, seeds=sizes.night_seeds, repeat=sizes.night_repeat)
