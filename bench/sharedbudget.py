@@ -4,7 +4,7 @@ fake Discord whose global limit (50/s) runs in real time.
 
 Reported: the requests per second the K together got out (against 50), the busiest
 1 s window seen at the fake, its 429s, how long a lease renewal takes (p50/p99) and how
-many the database serves per second; and, for the choice in docs/ratelimits.md, what
+many the database serves per second; and, for the choice in docs/rate-limits.md, what
 the other way of sharing through PostgreSQL would cost: one round trip per request (a
 token taken under the same advisory lock), p50/p99 added to every request.
 

@@ -1,5 +1,5 @@
 """One Discord request budget per bot token, shared by every process of a sharded
-deployment through the PostgreSQL they already share (docs/ratelimits.md says why this
+deployment through the PostgreSQL they already share (docs/rate-limits.md says why this
 and not a REST proxy, with the measurements).
 
 Discord allows a bot token 50 requests per second in all (interaction responses and
@@ -386,7 +386,7 @@ class Coordination:
 
 def wanted(database_url: str, shard_count: int | None) -> bool:
     """Shared only where there is something to share it with: a sharded deployment on
-    PostgreSQL (docs/ratelimits.md)."""
+    PostgreSQL (docs/rate-limits.md)."""
     return shard_count is not None and database_url.strip().startswith(
         ("postgres://", "postgresql://"))
 
