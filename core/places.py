@@ -154,11 +154,16 @@ def ping_change(old: GameState, new: GameState) -> PingChange | None:
 
 def silenced(state: GameState) -> set[int]:
     """Who may not post in the game channel (nor in its threads): the dead of a running
-    game, unless the master lets them (`dead_public`). The forum convention: the dead are
-    silent; a ghost's vote is a command (/vote), which needs no Send Messages."""
-    if not state.started or state.over or state.options.dead_public:
+    game, unless the master lets them (`dead_public`), and every spectator until the end
+    (he may have read the dead's talk or the teams': RULES.md §14). The forum convention:
+    the dead are silent; a ghost's vote is a command (/vote), which needs no Send
+    Messages."""
+    if state.over:
         return set()
-    return {p.uid for p in state.players if not p.alive}
+    quiet = {s.uid for s in state.spectators}
+    if state.started and not state.options.dead_public:
+        quiet |= {p.uid for p in state.players if not p.alive}
+    return quiet
 
 
 def silence_change(old: GameState, new: GameState) -> dict[str, list[int]] | None:

@@ -60,6 +60,12 @@ async def test_spectator_talks_with_the_dead_only_and_is_never_seated(h: Harness
     assert writer(grave.overwrites[watcher.id])
     for p in [*t.players, t.master]:
         assert not h.visible_channels(p).can_view(grave.id), p.name
+    # the game channel, which the living read: he reads it and posts nothing there
+    perms = h.permissions_in(watcher, t.channel)
+    assert perms.view_channel and perms.read_message_history
+    assert not perms.send_messages and not perms.send_messages_in_threads
+    assert not perms.add_reactions and perms.use_application_commands
+    assert all(h.permissions_in(p, t.channel).send_messages for p in t.players)
 
     # he can never be seated: not by joining while the signup is open
     before = (await t.state()).model_dump_json()
