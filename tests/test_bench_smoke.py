@@ -78,6 +78,7 @@ def test_bench_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert set(out["targets"]) == {"p99_ms_at_max_games", "throughput_over_floor",
                                    "service_stream_over_floor",
                                    "rest_over_bound", "night_growth_linear", "archive_build_s",
+                                   "balance_estimate_s",
                                    "storm_429s", "storm_p99_ms", "storm_announce_bound",
                                    "busiest_channel_per_5s", "scale_p99_ms",
                                    "scale_kib_per_game", "scale_restart_ready_s",
