@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.i18n import t as tr
+from core.narrate import NIGHT_FORMS, phase_words
 from tests.bot.helpers import checkin_all, confirmed, open_table, posted, start
 from tests.harness import Harness
 
@@ -94,8 +95,8 @@ async def test_the_clan_is_told_when_the_move_passes_and_the_next_mafioso_orders
     assert res.ephemeral, res.text
     await t.settle()
     clan = h.channel_named(tr("channel.clan", "ru", number=1))
-    told = tr("event.clan_turn_passed", "ru", passed=f"<@{first}>", night=0,
-              actor=f"<@{second}>")
+    told = tr("event.clan_turn_passed", "ru", passed=f"<@{first}>",
+              actor=f"<@{second}>", **phase_words(0, "ru", NIGHT_FORMS))
     assert any(told in e.get("description", "") for m in h.messages_in(clan.id)
                for e in m.embeds)
     assert not any(told in e.get("description", "") for m in h.messages_in(t.channel)
