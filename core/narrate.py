@@ -211,6 +211,8 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         return payouts_text(event.data, names, lang)
     if kind == "vote_cast":
         return t(vote_key(event.data), lang, **p)
+    if kind == "clan_order":  # without a story the line ends at the target
+        return t("event.clan_order", lang, **p).rstrip()
     if kind == "clan_turn" and event.data.get("passed") is not None:
         return t("event.clan_turn_passed", lang, **p)
     if kind == "buy_done":

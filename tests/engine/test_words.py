@@ -140,3 +140,12 @@ def test_a_morning_after_a_kick_in_the_night_is_not_quiet() -> None:
     morning = next(e for e in events if e.kind == "morning")
     assert morning.data["left"] == [g.id("C1")]
     assert lines(g, [morning], "ru")[0] == "Утро первого дня: этой ночью никто не убит."
+
+
+def test_a_clan_order_without_a_story_ends_at_its_target() -> None:
+    """The clan's channel reads the order; with no story the line has no trailing blank."""
+    for story, lang in (("", "en"), ("", "ru"), ("at dawn", "en")):
+        ev = Event(kind="clan_order", data={"actor": 1, "target": 2, "night": 1,
+                                            "story": story})
+        text = describe(ev, str, lang)
+        assert text == text.rstrip() and text.endswith("." if not story else story), text
