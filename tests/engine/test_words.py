@@ -148,4 +148,4 @@ def test_a_clan_order_without_a_story_ends_at_its_target() -> None:
         ev = Event(kind="clan_order", data={"actor": 1, "target": 2, "night": 1,
                                             "story": story})
         text = describe(ev, str, lang)
-        assert text == text.rstrip() and text.endswith("." if not story else story), text
+        assert text == text.rstrip() and text.endswith(story or "."), text
