@@ -56,18 +56,9 @@ def busiest_second(times: list[float]) -> int:
 
 async def measure(postgres: str, processes: int = 2, seconds: float = 10.0,
                   claims: int = 300) -> dict[str, Any]:
-    from tests.harness.ratelimits import RateLimits, VirtualClock
-    from tests.harness.transport import Captured, FakeDiscord, FakeSession
+    from tests.harness.transport import FakeSession, arrivals_fake
 
-    limits = RateLimits(clock=VirtualClock())
-    fake = FakeDiscord(strict=False, limits=limits)
-    arrivals: list[float] = []
-
-    def answer(c: Captured) -> dict[str, Any]:
-        arrivals.append(limits.clock())
-        return {"id": str(c.params["channel_id"])}
-
-    fake.add_handler(ROUTE, answer)
+    fake, arrivals = arrivals_fake(ROUTE)
     key = token_key(TOKEN)
     sides: list[tuple[discord.http.HTTPClient, RateBudget, SharedBudget]] = []
     conns = []
@@ -133,7 +124,7 @@ async def measure(postgres: str, processes: int = 2, seconds: float = 10.0,
         "per_s": total / took, "limit_per_s": GLOBAL_LIMIT,
         "share_of_limit": total / took / GLOBAL_LIMIT,
         "per_process": sent, "busiest_second": busiest_second(arrivals),
-        "limited": limits.limited,
+        "limited": fake.limits.limited,
         "renewals_per_s": renewals / took,
         "renew_p50_ms": _pct(renew, 0.5) * 1000, "renew_p99_ms": _pct(renew, 0.99) * 1000,
         "renew_mean_ms": statistics.fmean(renew) * 1000 if renew else float("nan"),

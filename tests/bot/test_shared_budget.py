@@ -28,25 +28,14 @@ from cogs.sharedbudget import (
 from core.settings import Settings
 from core.storage.budget import RateBudget
 from tests.harness.gateway import IdentifyGate
-from tests.harness.ratelimits import RateLimits, VirtualClock
-from tests.harness.transport import Captured, FakeDiscord, FakeSession
+from tests.harness.transport import FakeDiscord, FakeSession, arrivals_fake
 
 ROUTE = "GET /channels/{channel_id}"
 TOKEN = "harness.fake.token"
 
 
 def _fake() -> tuple[FakeDiscord, list[float]]:
-    """A fake Discord enforcing the global limit in real time; records arrival times."""
-    limits = RateLimits(clock=VirtualClock())
-    fake = FakeDiscord(strict=False, limits=limits)
-    arrivals: list[float] = []
-
-    def answer(c: Captured) -> dict[str, Any]:
-        arrivals.append(limits.clock())
-        return {"id": str(c.params["channel_id"])}
-
-    fake.add_handler(ROUTE, answer)
-    return fake, arrivals
+    return arrivals_fake(ROUTE)
 
 
 def _http(fake: FakeDiscord) -> discord.http.HTTPClient:

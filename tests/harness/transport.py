@@ -711,3 +711,20 @@ class FakeDiscord:
         captured.status = status
         captured.response = body
         return FakeResponse(method, url, status, body, {})
+
+
+def arrivals_fake(route: str) -> tuple[FakeDiscord, list[float]]:
+    """A fake Discord whose limits (the global one above all) run on the real clock,
+    answering `route` (a channel GET) and recording when each request arrived: what a
+    request budget lets through, and when (tests/bot/test_shared_budget.py and
+    bench/sharedbudget.py measure the same thing)."""
+    limits = RateLimits(clock=VirtualClock())
+    fake = FakeDiscord(strict=False, limits=limits)
+    arrivals: list[float] = []
+
+    def answer(c: Captured) -> dict[str, Any]:
+        arrivals.append(limits.clock())
+        return {"id": str(c.params["channel_id"])}
+
+    fake.add_handler(route, answer)
+    return fake, arrivals
