@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from core import commands as c
 from core.engine import legal_targets, night_move
 from core.errors import RuleError
-from core.roles import Action, Circle, Side, info
+from core.roles import Action, Circle, Role, Side, info
 from core.rules.voting import base_weight
 from core.sim import Table
 from core.state import GameState, PhaseKind, Player
@@ -66,8 +66,6 @@ def _checks(s: GameState, p: Player) -> dict[int, str]:
 
 
 def _bad(role: str) -> bool:
-    from core.roles import Role
-
     return info(Role(role)).side is Side.NEGATIVE
 
 

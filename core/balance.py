@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from core.agents import play_strategic
+from core.i18n import t
 from core.roles import Side, info
 from core.rules.setup import MIN_PLAYERS, composition_for, parse
 from core.sim import MASTER, Table
@@ -184,8 +185,6 @@ __all__ = ["MASTER", "Estimate", "Job", "Share", "Tally", "estimate", "job_for",
 
 # --- words ----------------------------------------------------------------------------
 def side_name(key: str, lang: str) -> str:
-    from core.i18n import t
-
     if key.startswith("clan:"):
         return t("balance.side.clan", lang, number=int(key.split(":")[1]))
     return t(f"balance.side.{key}", lang)
@@ -198,8 +197,6 @@ def percent(x: float) -> int:
 def report(est: Estimate, lang: str) -> list[str]:
     """The estimate in words: the head, a line per side, the warning if one side wins
     more than 70%, and what the simulated players do (docs/balance.md)."""
-    from core.i18n import t
-
     lines = [t("balance.head", lang, count=est.games, players=est.players,
                days=round(est.mean_days, 1))]
     for s in est.shares:

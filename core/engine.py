@@ -26,10 +26,12 @@ from core.rules.cooldown import check_vote_cooldown
 from core.rules.setup import (
     MAX_PLAYERS,
     MIN_PLAYERS,
+    check_written,
     composition_for,
     lopsided,
     negatives,
 )
+from core.rules.voting import base_weight, current_votes, standing_after_kick, totals
 from core.state import (
     Bonus,
     GameState,
@@ -214,7 +216,6 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
     guards.setup(ctx.state, cmd.by, cmd.admin)
     _hosted(ctx, cmd)
     s = ctx.state
-    from core.rules.setup import check_written
 
     _text(cmd.roles, "roles")
     comp = check_written(cmd.roles, len(s.players), extra_roles=s.options.extra_roles)
@@ -320,8 +321,6 @@ def _voting_day(ctx: Ctx) -> None:
 
 
 def _voter(ctx: Ctx, uid: int) -> Player:
-    from core.rules.voting import base_weight
-
     p = _player(ctx, uid, alive=False)
     if not p.alive and base_weight(ctx.state, uid) == 0:
         raise RuleError(ErrorCode.YOU_ARE_DEAD)
@@ -333,7 +332,6 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
     s = ctx.state
     voter = _voter(ctx, cmd.by)
     target = _living_target(ctx, cmd.target)
-    from core.rules.voting import current_votes, totals
 
     standing = current_votes(s).get(voter.uid)
     if standing is not None:
@@ -361,7 +359,6 @@ def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
     _voting_day(ctx)
     s = ctx.state
     voter = _voter(ctx, cmd.by)
-    from core.rules.voting import current_votes
 
     standing = current_votes(s).get(voter.uid)
     if standing is None:
@@ -491,7 +488,6 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
         night_rules.announce_all_in(ctx)  # the one who had not ordered is gone
     s = ctx.state
     if s.phase is PhaseKind.DAY and s.number > 0:  # what the removal does to the day's vote
-        from core.rules.voting import standing_after_kick
 
         ctx.emit(EventKind.DESK_DAY_KICK, Audience.master(), uid=cmd.target, number=s.number,
                  **standing_after_kick(s))
@@ -758,7 +754,6 @@ def legal_targets(state: GameState, uid: int, what: str) -> list[int]:
     if what == "occult":
         return [q.uid for q in state.players if not q.alive and q.uid not in state.occult_excluded]
     if what == "voters":  # a day spell's target: whoever votes today, ghosts included
-        from core.rules.voting import base_weight
 
         return [q.uid for q in state.players if q.alive or base_weight(state, q.uid) > 0]
     if what == "night" and p is not None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.balance import DRAW, winners_of
+from core.balance import DRAW, SIDE_ORDER, side_name, winners_of
+from core.i18n import t
+from core.roles import Role
 from core.rules.setup import Composition, composition_for
 from core.state import GameState, Options, PhaseKind
 
@@ -78,16 +80,11 @@ def histories(states: Iterable[GameState]) -> dict[SetupKey, History]:
 
 def history_line(h: History, lang: str) -> str:
     """"Played here 12 times: town won 7, mafia won 5; about 4.5 days on average"."""
-    from core.i18n import t
-
     return t("balance.history", lang, count=h.games, wins=wins_text(h, lang),
              days=round(h.mean_days, 1))
 
 
 def wins_text(h: History, lang: str) -> str:
-    from core.balance import SIDE_ORDER, side_name
-    from core.i18n import t
-
     keys = sorted(h.wins, key=lambda k: (SIDE_ORDER.get(k.split(":")[0], 2), k))
     return ", ".join(t("balance.history_win", lang, side=side_name(k, lang), wins=h.wins[k])
                      for k in keys if k != DRAW or h.wins[k])
@@ -95,9 +92,6 @@ def wins_text(h: History, lang: str) -> str:
 
 def setup_text(key: SetupKey, lang: str) -> str:
     """The setup in words: "mafioso ×2 (clan 1), investigator, citizen ×3; modules: …"."""
-    from core.i18n import t
-    from core.roles import Role
-
     order = {r: i for i, r in enumerate(Role)}
     clans = {clan for _, clan, _ in key.rows if clan}
     parts = []

@@ -16,6 +16,7 @@ from core.events import Audience, EventKind
 from core.roles import LETHAL, Action, info
 from core.rules.context import Ctx
 from core.rules.items import ItemKind
+from core.rules.shop import attacker_kind, ignores_bouncer, moves, use_item
 from core.state import Clan, GameState, Notice, Order, PhaseKind, Player
 from core.team import Team
 
@@ -71,8 +72,6 @@ def moves_allowed(state: GameState, p: Player) -> int:
     """How many orders a player may give tonight: Doubling gives two, Helplessness none."""
     base = 1 if night_action(state, p) is not None else 0
     if state.options.shop:
-        from core.rules.shop import moves
-
         return moves(state, p, base)
     return base
 
@@ -338,8 +337,6 @@ def _within_allowance(state: GameState, orders: list[Order]) -> list[Order]:
 
 
 def _ignores_bouncer(state: GameState, uid: int) -> bool:
-    from core.rules.shop import ignores_bouncer
-
     return ignores_bouncer(state, uid)
 
 
@@ -351,8 +348,6 @@ def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer:
     killed earlier in the night's order does not (a dead actor loses his move), while his
     protection, given before anyone else moved ("первым ходит вышибала"), still holds.
     The club stays unused (issue 33, N27)."""
-    from core.rules.shop import attacker_kind, use_item
-
     state = ctx.state
     if bouncer in dead_tonight:
         if any(i.kind == ItemKind.SPIKED_CLUB for i in state.inventory.get(bouncer, [])):
@@ -376,8 +371,6 @@ def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer:
 
 def _armour_stops(ctx: Ctx, attacker: Player, target: Player) -> bool:
     """A 'Protection from X' of the target absorbs one attack of its kind."""
-    from core.rules.shop import attacker_kind, use_item
-
     kind = attacker_kind(attacker)
     if kind is None or not use_item(ctx.state, target.uid, ItemKind.PROTECTION, kind):
         return False

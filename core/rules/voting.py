@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.rules.shop import voided_marks
 from core.rules.weights import base_weight as base_weight
 from core.rules.weights import ghosts_allowed as ghosts_allowed
 from core.state import DayRecord, GameState, VoteMark
@@ -31,7 +32,6 @@ def voided(state: GameState) -> frozenset[int]:
     """Vote marks cancelled by spells (module "Inventory and spells")."""
     if not state.options.shop:
         return frozenset()
-    from core.rules.shop import voided_marks
 
     return frozenset(voided_marks(state))
 
