@@ -32,7 +32,6 @@ from core.storage.models import (
     EventLog,
     Game,
     GamePlayer,
-    GuildSettings,
     Ledger,
     Outbox,
     UserStats,
@@ -41,7 +40,7 @@ from core.storage.models import (
 
 # Parents before children (game_player, event_log, outbox and ledger point at game).
 MODELS: tuple[type[Model], ...] = (
-    GuildSettings, Game, GamePlayer, EventLog, Outbox, Wallet, Ledger, UserStats)
+    Game, GamePlayer, EventLog, Outbox, Wallet, Ledger, UserStats)
 BATCH = 2000
 SOURCE = "source"
 TARGET = "default"

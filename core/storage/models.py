@@ -17,22 +17,6 @@ DELIVERED = "delivered"
 PARKED = "parked"
 
 
-# No code reads or writes GuildSettings today (a game's language comes from the guild's
-# Discord locale). The table stays, empty, rather than a migration that drops it: the
-# storage tests use it as a plain table, and a later preference has its place here.
-class GuildSettings(Model):
-    """Per-guild preferences the bot keeps between games."""
-
-    id = fields.IntField(primary_key=True)
-    guild_id = fields.BigIntField(unique=True)
-    language = fields.CharField(max_length=16, default="ru")
-    created_at = fields.DatetimeField(auto_now_add=True)
-    updated_at = fields.DatetimeField(auto_now=True)
-
-    class Meta:
-        table = "guild_settings"
-
-
 class Game(Model):
     """One game: its current state (JSON text) plus the columns the bot queries by.
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from tortoise.connection import get_connection
+from tortoise.exceptions import OperationalError
 from tortoise.migrations.executor import MigrationExecutor, MigrationTarget
 
 from core import commands as c
@@ -124,5 +125,30 @@ async def test_a_database_from_before_the_reminder_column(storage_url: str) -> N
         assert await Game.filter(id=gid).values_list("reminder_at", flat=True) == [due]
         assert await GameService().pending_reminders() == {gid: due}
         assert due == (await GameService().state(gid)).deadline - timedelta(minutes=60)
+    finally:
+        await close_db()
+
+
+async def test_a_database_with_the_unused_guild_settings_table(storage_url: str) -> None:
+    """Migration 0004 drops guild_settings (nothing read it): an old database with a row
+    there opens, loses only that table, and its games play on."""
+    await init_db(storage_url)
+    svc = GameService()
+    gid = await started_game(svc)
+    state = await svc.state(gid)
+    await svc.close()
+    conn = get_connection("default")
+    apps = database_config(storage_url)["apps"]
+    await MigrationExecutor(conn, apps).migrate([MigrationTarget("models", "0003_reminder_at")])
+    await conn.execute_query(
+        'INSERT INTO "guild_settings" ("guild_id", "language", "created_at", "updated_at") '
+        "VALUES (1, 'en', '2026-01-01 00:00:00+00:00', '2026-01-01 00:00:00+00:00')")
+    await close_db()
+    await init_db(storage_url)  # as a new release starts on the old database
+    try:
+        with pytest.raises(OperationalError):
+            await get_connection("default").execute_query('SELECT 1 FROM "guild_settings"')
+        assert await GameService().state(gid) == state
+        await GameService().apply(gid, c.CheckIn(by=100, at=T0))
     finally:
         await close_db()

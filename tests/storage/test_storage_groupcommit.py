@@ -18,7 +18,7 @@ from core.sim import MASTER
 from core.state import PhaseKind
 from core.storage import statements
 from core.storage.groupcommit import GroupCommitter
-from core.storage.models import EventLog, Game, GuildSettings, Outbox
+from core.storage.models import EventLog, Game, Outbox, UserStats
 from core.storage.service import Commit, GameService
 from core.storage.statements import Script
 
@@ -27,7 +27,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def insert(guild: int, *, fail: bool = False):
     async def work(conn: BaseDBAsyncClient) -> int:
-        await GuildSettings.create(using_db=conn, guild_id=guild, language="en")
+        await UserStats.create(using_db=conn, guild_id=guild, user_id=1)
         if fail:
             raise RuleError("not_master")
         return guild
@@ -39,7 +39,7 @@ async def test_concurrent_pieces_share_one_transaction(storage_db: str) -> None:
     group = GroupCommitter()
     results = await asyncio.gather(*(group.run(insert(g)) for g in range(1, 11)))
     assert results == list(range(1, 11))
-    assert await GuildSettings.all().count() == 10
+    assert await UserStats.all().count() == 10
     # all ten were queued before the first transaction began: one transaction
     assert group.pieces == 10 and group.transactions == 1
 
@@ -51,7 +51,7 @@ async def test_a_failing_piece_fails_alone(storage_db: str) -> None:
         group.run(insert(4)), return_exceptions=True)
     assert outcomes[:2] == [1, 2] and outcomes[3] == 4
     assert isinstance(outcomes[2], RuleError) and outcomes[2].code == "not_master"
-    assert sorted(await GuildSettings.all().values_list("guild_id", flat=True)) == [1, 2, 4]
+    assert sorted(await UserStats.all().values_list("guild_id", flat=True)) == [1, 2, 4]
 
 
 async def test_games_committed_together_each_get_their_own_outcome(
@@ -98,10 +98,10 @@ async def test_cancelled_caller_still_commits(storage_db: str, n: int) -> None:
     tasks[0].cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     for _ in range(50):
-        if await GuildSettings.all().count() == n:
+        if await UserStats.all().count() == n:
             break
         await asyncio.sleep(0.01)
-    assert await GuildSettings.all().count() == n
+    assert await UserStats.all().count() == n
 
 
 async def test_a_stopped_committer_fails_every_waiter(storage_db: str) -> None:
@@ -122,7 +122,7 @@ async def test_a_stopped_committer_fails_every_waiter(storage_db: str) -> None:
     outcomes = await asyncio.wait_for(
         asyncio.gather(first, *later, return_exceptions=True), timeout=5)
     assert all(isinstance(o, RuntimeError) for o in outcomes), outcomes
-    assert await GuildSettings.all().count() == 0
+    assert await UserStats.all().count() == 0
 
 
 # --- scripts: writes decided before the transaction ---------------------------------------

@@ -22,7 +22,7 @@ from core.sim import MASTER
 from core.state import Options
 from core.storage.copy import MODELS
 from core.storage.db import close_db, init_db
-from core.storage.models import Game, GuildSettings, Ledger, Wallet
+from core.storage.models import Game, Ledger, UserStats, Wallet
 from core.storage.service import GameService, OutboxItem
 from tests.conftest import run_sync
 
@@ -36,7 +36,7 @@ async def fill(url: str) -> None:
     await init_db(url)
     try:
         svc = GameService()
-        await GuildSettings.create(guild_id=9, language="en")
+        await UserStats.create(guild_id=9, user_id=1)
         gid = await svc.create(9, 90, MASTER, "Running", seed=3, options=options,
                                extra_outbox=[OutboxItem(kind="note", payload={"n": 1})])
         for i in range(6):
@@ -62,7 +62,7 @@ def test_migrate_db_copies_sqlite_into_postgres(tmp_path: Path, postgres_url: st
     run_sync(fill(source))
     before = run_sync(dump(source))
     assert all(before[t] for t in ("game", "event_log", "outbox", "wallet", "ledger",
-                                   "user_stats", "guild_settings", "game_player"))
+                                   "user_stats", "game_player"))
 
     assert cli.main(["migrate-db", "--from", source, "--to", postgres_url]) == 0
     out = capsys.readouterr().out
@@ -93,7 +93,7 @@ def test_migrate_db_copies_sqlite_into_postgres(tmp_path: Path, postgres_url: st
             assert applied.seq == 1
             running = await svc.game_in_channel(90)
             assert running is not None and len((await svc.state(running.id)).players) == 6
-            assert (await GuildSettings.get(guild_id=9)).language == "en"
+            assert await UserStats.filter(guild_id=9, user_id=1).exists()
         finally:
             await close_db()
 

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from core.storage.db import PriorityLock, background
-from core.storage.models import GuildSettings
+from core.storage.models import UserStats
 
 from .helpers import until
 
@@ -75,11 +75,11 @@ async def test_sqlite_queries_and_transactions_take_the_priority_lock(storage_db
 
     async def read() -> None:
         with background():
-            await GuildSettings.all().count()
+            await UserStats.all().count()
         order.append("read")
 
     async def write() -> None:
-        await GuildSettings.create(guild_id=1, language="en")
+        await UserStats.create(guild_id=1, user_id=1)
         order.append("write")
 
     reading = asyncio.create_task(read())
@@ -105,12 +105,12 @@ async def test_the_reader_connection_reads_the_last_commit(storage_db: str) -> N
     connection = reader()
     assert connection is not None and connection is not connections.get("default")
     assert isinstance(connection._lock, PriorityLock)  # type: ignore[attr-defined]
-    await GuildSettings.create(guild_id=7, language="en")
+    await UserStats.create(guild_id=7, user_id=1)
     writer = connections.get("default")._lock
     await writer.acquire()  # the writer's connection busy: the reader still reads
     try:
         seen = await asyncio.wait_for(
-            GuildSettings.all().using_db(connection).values_list("guild_id", flat=True), 5)
+            UserStats.all().using_db(connection).values_list("guild_id", flat=True), 5)
     finally:
         writer.release()
     assert seen == [7]

@@ -30,8 +30,8 @@ from core.storage.service import (
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-TABLES = ("game", "game_player", "event_log", "outbox", "guild_settings", "wallet", "ledger",
-          "user_stats", "tortoise_migrations")
+TABLES = ("game", "game_player", "event_log", "outbox", "wallet", "ledger", "user_stats",
+          "tortoise_migrations")
 
 
 async def dump_tables() -> dict[str, list[dict[str, Any]]]:
