@@ -33,7 +33,7 @@ from core.storage.outbox import OutboxEntry, OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import Commit, GameService, OutboxItem
 from core.storage.sharding import ShardFilter, guild_filter, shard_of
-from tests.storage.helpers import until
+from tests.storage.helpers import looked_again, until
 
 T_OLD = datetime(2025, 6, 1, tzinfo=UTC)  # pre-made games started then: overdue
 CLOCK = datetime(2025, 7, 1, tzinfo=UTC)  # the schedulers' frozen "now" (< core.sim.EPOCH)
@@ -150,7 +150,7 @@ async def test_each_service_fires_and_delivers_only_its_own_guilds(storage_db: s
         # A command shard 0 applies to shard 1's game (a DM reaches shard 0 only) does not
         # make shard 0 schedule that game's deadline.
         await owners[0].apply(old[1][0], c.Extend(by=MASTER, at=T_OLD, minutes=5))
-        await asyncio.sleep(0.05)
+        await looked_again(sched0)  # it went over its clock since: still not scheduled
         await worker0.idle()
         assert old[1][0] not in sched0.deadlines
         assert sched0.fired == len(old[0])
