@@ -169,6 +169,10 @@ class RateBudget:
         if self.waiting:
             self._pump()
 
+    def wake(self) -> None:
+        """Grant what fits now (tests move their fake clock, then call this)."""
+        self._pump()
+
     def _pump(self) -> None:
         """Grant every waiter that fits now (priority 0 first, the others by weighted
         turns, arrival order within one); arm a timer for the soonest moment another

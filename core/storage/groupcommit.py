@@ -68,6 +68,12 @@ class GroupCommitter:
         while self._draining is not None and not self._draining.done():
             await asyncio.wait([self._draining])
 
+    def stop(self) -> None:
+        """Cut the drain short (shutdown): the pieces in flight and queued fail with
+        RuntimeError, so no caller waits forever."""
+        if self._draining is not None:
+            self._draining.cancel()
+
     async def _drain(self) -> None:
         while self._queue:
             group = self._queue[:self.max_group]

@@ -186,6 +186,16 @@ class OutboxWorker:
     def wake(self) -> None:
         self._wake.set()
 
+    @property
+    def owns(self) -> GuildFilter | None:
+        """Whose entries this worker delivers (None: every guild's)."""
+        return self._owns
+
+    def set_clock(self, now: Callable[[], datetime]) -> None:
+        """Read the time from `now` from here on (a test's virtual clock), and look now."""
+        self._now = now
+        self._wake.set()
+
     async def idle(self, within: float = 10.0) -> None:
         """Wait until nothing is due (tests, shutdown); entries waiting on backoff count."""
         loop = asyncio.get_running_loop()

@@ -117,6 +117,15 @@ class GameService:
         # Commands of different games committed together share a transaction (one sync).
         self._group = GroupCommitter()
 
+    @property
+    def committer(self) -> GroupCommitter:
+        """The shared-transaction writer (its counters show how well commits group)."""
+        return self._group
+
+    def set_clock(self, clock: Callable[[], datetime]) -> None:
+        """Read the time from `clock` from here on (a test's virtual clock)."""
+        self._clock = clock
+
     # --- writing ---------------------------------------------------------------
     async def create(
         self, guild_id: int, channel_id: int, master_id: int, title: str, plot: str = "",

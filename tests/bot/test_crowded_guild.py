@@ -133,9 +133,9 @@ def test_twenty_games_in_one_guild_deliver_every_lane(tmp_path: Path) -> None:
 async def crowded(tmp_path: Path, loop: VirtualTimeLoop, games: int) -> None:
     """Play, then check everything while the bot still runs."""
     bot = new_bot(tmp_path)
-    bot.service._clock = loop.utcnow
-    bot.scheduler._now = loop.utcnow  # type: ignore[method-assign]
-    bot.outbox._now = loop.utcnow  # type: ignore[method-assign]
+    bot.service.set_clock(loop.utcnow)
+    bot.scheduler.set_clock(loop.utcnow)
+    bot.outbox.set_clock(loop.utcnow)
     bot.budget.clock = loop.time
     # discord.py's waits are real waits here (on the virtual loop), and so are the
     # budget's: the fake Discord counts on the same clock

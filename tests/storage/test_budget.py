@@ -49,7 +49,7 @@ async def test_a_request_in_flight_counts_until_answered() -> None:
     second = asyncio.ensure_future(budget.acquire())
     clock.now = 5.0  # long past the window, but the first is still in flight
     await asyncio.sleep(0)
-    budget._pump()
+    budget.wake()
     await asyncio.sleep(0)
     assert not second.done()
     release()
@@ -89,7 +89,7 @@ async def _waiting_edits() -> None:
     assert sends == []
     blocker()
     clock.now = 2.0
-    budget._pump()
+    budget.wake()
     answers = await asyncio.gather(*edits)
     assert sends == [{"content": "v2"}]
     assert all(a["content"] == "v2" for a in answers)

@@ -80,10 +80,10 @@ async def test_games_committed_together_each_get_their_own_outcome(
     assert await EventLog.filter(game_id=refused).count() == 0
     assert await EventLog.all().count() == 9
     # the group was tried once, rolled back, and each piece run alone
-    assert (svc._group.pieces, svc._group.transactions) == (10, 11)
+    assert (svc.committer.pieces, svc.committer.transactions) == (10, 11)
     svc.commit_hooks.remove(hook)
     await asyncio.gather(*(svc.apply(g, c.Join(by=501, at=T0, name="Q")) for g in games))
-    assert svc._group.pieces == 20 and svc._group.transactions < 20  # grouped this time
+    assert svc.committer.pieces == 20 and svc.committer.transactions < 20  # grouped this time
     for gid in games:
         await svc.verify(gid)
     svc.forget()
@@ -117,8 +117,7 @@ async def test_a_stopped_committer_fails_every_waiter(storage_db: str) -> None:
     await entered.wait()
     later = [asyncio.ensure_future(group.run(insert(g))) for g in (1, 2)]
     await asyncio.sleep(0)
-    assert group._draining is not None
-    group._draining.cancel()
+    group.stop()
     outcomes = await asyncio.wait_for(
         asyncio.gather(first, *later, return_exceptions=True), timeout=5)
     assert all(isinstance(o, RuntimeError) for o in outcomes), outcomes
