@@ -92,11 +92,11 @@ def check_target(state: GameState, actor: Player, action: Action, target: int) -
     return t
 
 
-def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: str | None) -> None:
-    state = ctx.state
+def order_move(state: GameState, actor: Player) -> tuple[Action, int]:
+    """The move `actor` may order now and how many orders he may give, or the refusal:
+    the guard of /night (core.guards), whatever the target."""
     if state.phase not in (PhaseKind.DAY, PhaseKind.NIGHT):
         raise RuleError(ErrorCode.WRONG_PHASE)
-    waiting = bool(missed_night(state)) if state.phase is PhaseKind.NIGHT else False
     action = night_action(state, actor)
     if action is None:
         if takes_turns(actor) and actor.alive:
@@ -107,6 +107,13 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
     allowed = moves_allowed(state, actor)
     if allowed == 0:
         raise RuleError(ErrorCode.HELPLESS_NIGHT)
+    return action, allowed
+
+
+def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: str | None) -> None:
+    state = ctx.state
+    waiting = bool(missed_night(state)) if state.phase is PhaseKind.NIGHT else False
+    action, allowed = order_move(state, actor)
     check_target(state, actor, action, target)
     if fallback is not None:
         if fallback == target:
