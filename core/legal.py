@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from core import guards
 from core.errors import ErrorCode, RuleError
 from core.guards import GUARDS, Actor, Guard, passes
+from core.rules.shop import spell_target
 from core.state import GameState, PhaseKind
 
 #: Commands anyone may use anywhere: they read, they change nothing.
@@ -103,3 +104,19 @@ def legal_commands(state: GameState, uid: int, *, admin: bool = False) -> list[s
 def master_only(path: str) -> bool:
     """A master's tool: /help shows it to the master alone."""
     return path.startswith("master ") or path in MASTER_GAME
+
+
+def cast_targets(state: GameState, uid: int, spell: str) -> list[int]:
+    """Whom /cast may name with `spell` (the engine's own target check): a day spell
+    offers the ghosts who vote, a night spell never a ghost (issue 31)."""
+    caster = state.player(uid)
+    if caster is None:
+        return []
+    out = []
+    for p in state.players:
+        try:
+            spell_target(state, caster, spell, p.uid)
+        except RuleError:
+            continue
+        out.append(p.uid)
+    return out

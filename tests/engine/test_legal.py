@@ -139,3 +139,40 @@ def test_thank_is_listed_exactly_when_the_engine_takes_it() -> None:
     assert table.state.phase is PhaseKind.CANCELLED
     assert "thank" not in legal_commands(table.state, table.state.players[0].uid)
     check(table.state, table.tick())
+
+
+def test_cast_offers_ghosts_for_day_spells_only() -> None:
+    """A ghost votes while the occultist lives, so a day spell may reach him; a night
+    spell acts on a night move, which a ghost has not: /cast offers him for the first
+    only (issue 31), and every offer is one the engine's target check takes."""
+    from core.legal import cast_targets
+    from core.rules.items import spells
+    from core.rules.shop import DAY_SPELLS, NIGHT_SPELLS, spell_target
+    from tests.engine.scenario import Game
+    from tests.engine.test_fidelity import BASE
+
+    g = Game({**BASE, "Olga": "occultist"}, Options(currency=True, shop=True,
+                                                       extra_roles=True))
+    g.to_night(0)
+    g.night("Don", "C1")
+    g.advance()
+    ghost, caster = g.id("C1"), g.p("Olga")
+    assert not g.alive("C1")
+    for spell in DAY_SPELLS:
+        assert ghost in cast_targets(g.state, caster.uid, spell), spell
+    for spell in NIGHT_SPELLS:
+        assert ghost not in cast_targets(g.state, caster.uid, spell), spell
+    for spell in spells():
+        offered = cast_targets(g.state, caster.uid, spell)
+        for p in g.state.players:
+            try:
+                spell_target(g.state, caster, spell, p.uid)
+            except RuleError:
+                assert p.uid not in offered
+            else:
+                assert p.uid in offered
+            if p.uid not in offered:
+                cast = c.Cast(by=caster.uid, at=g.tick(), spell=spell, target=p.uid,
+                              funds={caster.uid: 1000})
+                with pytest.raises(RuleError):
+                    apply(g.state, cast)
