@@ -12,7 +12,7 @@ from typing import assert_never
 
 from core import commands as c
 from core import guards
-from core.access import SIGHT_RANK, Sight, require_master, seat_refusal, seated_sight
+from core.access import Sight, seat_refusal, seated_sight
 from core.commands import PHASE_BOUND
 from core.errors import ErrorCode, RuleError
 from core.events import Audience, Event, EventKind
@@ -24,7 +24,6 @@ from core.rules.channels import spectated
 from core.rules.context import Ctx
 from core.rules.cooldown import check_vote_cooldown
 from core.rules.setup import (
-    MAX_PLAYERS,
     MIN_PLAYERS,
     check_written,
     composition_for,
@@ -70,6 +69,7 @@ def apply(state: GameState, cmd: c.Command, *, as_json: str | None = None) -> Ou
     form): the private copy is then parsed from it instead of serialized anew."""
     if cmd.seen is not None and not state.over and phase_ended(state, cmd):
         raise RuleError(ErrorCode.PHASE_ENDED)
+    guards.check(state, cmd)  # the refusals /help lists from, before any copy is made
     ctx = Ctx(_private(state, cmd, as_json))
     _dispatch(ctx, cmd)
     ctx.state.seq += 1
@@ -80,6 +80,7 @@ def apply_in_place(state: GameState, cmd: c.Command) -> list[Event]:
     """Replay one LOGGED command on `state` itself (no copy): for rebuilding a finished
     game's story quickly (core/archive.py). Never for new commands: a refusal halfway
     would leave `state` half changed."""
+    guards.check(state, cmd)
     ctx = Ctx(state)
     _dispatch(ctx, cmd)
     state.seq += 1
@@ -122,12 +123,6 @@ def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState
 
 
 # --- guards ------------------------------------------------------------------
-def _master(ctx: Ctx, cmd: c.Command) -> None:
-    """The master's tools; a stand-in host who uses them is written down (never seated)."""
-    require_master(ctx.state, cmd.by, admin=cmd.admin)
-    _hosted(ctx, cmd)
-
-
 def _hosted(ctx: Ctx, cmd: c.Command) -> None:
     """After a master's guard passed: a stand-in host is written down (never seated)."""
     s = ctx.state
@@ -159,21 +154,8 @@ def _no_spectator(state: GameState, uid: int) -> None:
         raise RuleError(ErrorCode.SPECTATOR_CANNOT_PLAY)
 
 
-def _not_over(ctx: Ctx) -> None:
-    guards.not_over(ctx.state)
-
-
-def _in_play(ctx: Ctx) -> None:
-    guards.in_play(ctx.state)
-
-
 def _player(ctx: Ctx, uid: int, *, alive: bool = True) -> Player:
-    p = ctx.state.player(uid)
-    if p is None:
-        raise RuleError(ErrorCode.NOT_A_PLAYER)
-    if alive and not p.alive:
-        raise RuleError(ErrorCode.YOU_ARE_DEAD)
-    return p
+    return guards.player(ctx.state, uid, alive=alive)
 
 
 def _living_target(ctx: Ctx, uid: int) -> Player:
@@ -188,23 +170,12 @@ def _living_target(ctx: Ctx, uid: int) -> Player:
 # --- lobby -------------------------------------------------------------------
 def _join(ctx: Ctx, cmd: c.Join) -> None:
     s = ctx.state
-    if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError(ErrorCode.SIGNUP_CLOSED)
-    _seat(ctx, cmd.by, admin=cmd.admin, sight=cmd.sight)
-    _no_bot(cmd.bot)
-    if s.player(cmd.by) is not None:
-        raise RuleError(ErrorCode.ALREADY_SIGNED_UP)  # the sender himself
-    _no_spectator(s, cmd.by)
-    if len(s.players) >= MAX_PLAYERS:
-        raise RuleError(ErrorCode.GAME_FULL, max=MAX_PLAYERS)
     s.players.append(Player(uid=cmd.by, name=cmd.name, handle=cmd.handle))
     ctx.emit(EventKind.JOINED, uid=cmd.by, count=len(s.players))
 
 
 def _leave(ctx: Ctx, cmd: c.Leave) -> None:
     s = ctx.state
-    if s.phase is not PhaseKind.SIGNUP:
-        raise RuleError(ErrorCode.SIGNUP_CLOSED)
     p = _player(ctx, cmd.by)
     s.players.remove(p)
     ctx.emit(EventKind.LEFT, uid=cmd.by, count=len(s.players))
@@ -213,7 +184,6 @@ def _leave(ctx: Ctx, cmd: c.Leave) -> None:
 def _configure(ctx: Ctx, cmd: c.Configure) -> None:
     """/game setup: refused at once, in /game start's words, when the start could never
     accept it; a composition the start would question is accepted with the warning."""
-    guards.setup(ctx.state, cmd.by, cmd.admin)
     _hosted(ctx, cmd)
     s = ctx.state
 
@@ -228,7 +198,7 @@ def _configure(ctx: Ctx, cmd: c.Configure) -> None:
 
 
 def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
-    _master(ctx, cmd)
+    _hosted(ctx, cmd)
     s = ctx.state
     if s.phase is not PhaseKind.SIGNUP and not (set(cmd.changes) <= IN_GAME_OPTIONS
                                                 and not s.over):
@@ -254,7 +224,6 @@ IN_GAME_OPTIONS = frozenset({"reminder_minutes"})
 def _start(ctx: Ctx, cmd: c.Start) -> None:
     """Any composition where no side has won yet may start; a likely lopsided one
     (negatives at half the players or more) only once the master confirms it."""
-    guards.start(ctx.state, cmd.by, cmd.admin)
     _hosted(ctx, cmd)
     s = ctx.state
     comp = composition_for(s.roles_text, len(s.players), extra_roles=s.options.extra_roles)
@@ -278,19 +247,15 @@ def _declare_sight(ctx: Ctx, uid: int, sight: str) -> None:
 
 
 def _sight(ctx: Ctx, cmd: c.Sight) -> None:
-    _in_play(ctx)
     p = _player(ctx, cmd.by)
-    if SIGHT_RANK[cmd.sight] <= SIGHT_RANK[ctx.state.sight.get(p.uid, "none")]:
-        raise RuleError(ErrorCode.NOT_ALLOWED)
     _declare_sight(ctx, p.uid, cmd.sight)
 
 
 def _host(ctx: Ctx, cmd: c.Host) -> None:
-    _master(ctx, cmd)
+    _hosted(ctx, cmd)
 
 
 def _cancel(ctx: Ctx, cmd: c.Cancel) -> None:
-    guards.cancel(ctx.state, cmd.by, cmd.admin)
     _hosted(ctx, cmd)
     s = ctx.state
     s.phase, s.deadline = PhaseKind.CANCELLED, None
@@ -301,36 +266,16 @@ def _cancel(ctx: Ctx, cmd: c.Cancel) -> None:
 
 # --- day ---------------------------------------------------------------------
 def _checkin(ctx: Ctx, cmd: c.CheckIn) -> None:
-    _in_play(ctx)
     s = ctx.state
     p = _player(ctx, cmd.by)
-    if not (s.phase is PhaseKind.DAY and s.number == 0):
-        raise RuleError(ErrorCode.CHECKIN_DAY_ZERO_ONLY)
-    if p.checked_in:
-        raise RuleError(ErrorCode.ALREADY_CHECKED_IN)
     p.checked_in = True
     ctx.emit(EventKind.CHECKED_IN, uid=p.uid, count=sum(1 for q in s.players if q.checked_in),
              living=len(s.living()))
 
 
-def _voting_day(ctx: Ctx) -> None:
-    _in_play(ctx)
-    s = ctx.state
-    if s.phase is not PhaseKind.DAY or s.number == 0:
-        raise RuleError(ErrorCode.NOT_VOTING_TIME)
-
-
-def _voter(ctx: Ctx, uid: int) -> Player:
-    p = _player(ctx, uid, alive=False)
-    if not p.alive and base_weight(ctx.state, uid) == 0:
-        raise RuleError(ErrorCode.YOU_ARE_DEAD)
-    return p
-
-
 def _vote(ctx: Ctx, cmd: c.Vote) -> None:
-    _voting_day(ctx)
     s = ctx.state
-    voter = _voter(ctx, cmd.by)
+    voter = _player(ctx, cmd.by, alive=False)
     target = _living_target(ctx, cmd.target)
 
     standing = current_votes(s).get(voter.uid)
@@ -356,15 +301,10 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
 
 
 def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
-    _voting_day(ctx)
     s = ctx.state
-    voter = _voter(ctx, cmd.by)
+    voter = _player(ctx, cmd.by, alive=False)
 
-    standing = current_votes(s).get(voter.uid)
-    if standing is None:
-        raise RuleError(ErrorCode.NO_VOTE_TO_WITHDRAW)
-    if s.options.votes_final:
-        raise RuleError(ErrorCode.VOTES_FINAL)
+    standing = current_votes(s)[voter.uid]
     check_vote_cooldown(s, voter.uid, cmd.at)
     s.vote_log.append(VoteMark(seq=s.seq, voter=voter.uid, target=None, at=cmd.at))
     ctx.emit(EventKind.VOTE_WITHDRAWN, voter=voter.uid, target=standing.target)
@@ -372,7 +312,6 @@ def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
 
 # --- night -------------------------------------------------------------------
 def _night(ctx: Ctx, cmd: c.NightOrder) -> None:
-    _in_play(ctx)
     actor = _player(ctx, cmd.by)
     if cmd.story is not None:
         _text(cmd.story, "story")
@@ -388,15 +327,10 @@ def _share(ctx: Ctx, cmd: c.Share) -> None:
     """"следователь имеет право передать сержанту всю имеющуюся у него информацию": his
     check log (and a note) reaches each sergeant privately, from "the investigator"
     without his name, since the sergeant does not know him."""
-    _in_play(ctx)
     s = ctx.state
     p = _player(ctx, cmd.by)
     known = info(p.role).knows if p.role is not None else ()  # the investigator's sergeant
-    if not known:
-        raise RuleError(ErrorCode.WRONG_ROLE, role="investigator")
     sergeants = [q for role in known for q in s.with_role(role)]
-    if not sergeants:
-        raise RuleError(ErrorCode.NO_SERGEANT)
     checks = [n for n in p.notices if n.kind in ("check", "shared_check")]
     for sgt in sergeants:
         have = {(n.night, n.data.get("target")) for n in sgt.notices if n.kind == "shared_check"}
@@ -413,7 +347,6 @@ def _share(ctx: Ctx, cmd: c.Share) -> None:
 def _away(ctx: Ctx, cmd: c.Away) -> None:
     """"пропустил два хода не подряд, но не предупредил мастера": a warning covers the
     turns up to `until` (a day number; by default the current turn and the next)."""
-    _in_play(ctx)
     p = _player(ctx, cmd.by)
     if cmd.reason is not None:
         _text(cmd.reason, "reason")
@@ -428,11 +361,7 @@ def _away(ctx: Ctx, cmd: c.Away) -> None:
 
 
 def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
-    _in_play(ctx)
     s = ctx.state
-    p = _player(ctx, cmd.by)
-    if p.role is None or not info(p.role).raises_ghosts:
-        raise RuleError(ErrorCode.WRONG_ROLE, role="occultist")
     t = s.player(cmd.target)
     if t is None:
         raise RuleError(ErrorCode.NOT_A_PLAYER_TARGET, target=cmd.target)
@@ -446,10 +375,7 @@ def _occult(ctx: Ctx, cmd: c.OccultExclude) -> None:
 
 # --- master ------------------------------------------------------------------
 def _advance(ctx: Ctx, cmd: c.Advance) -> None:
-    if cmd.deadline:
-        _in_play(ctx)
-    else:
-        guards.conduct(ctx.state, cmd.by, cmd.admin)
+    if not cmd.deadline:
         _hosted(ctx, cmd)
     s = ctx.state
     if cmd.deadline and (s.deadline is None or cmd.at < s.deadline):
@@ -458,16 +384,12 @@ def _advance(ctx: Ctx, cmd: c.Advance) -> None:
 
 
 def _remind(ctx: Ctx, cmd: c.Remind) -> None:
-    if cmd.scheduled:
-        _in_play(ctx)
-    else:
-        guards.conduct(ctx.state, cmd.by, cmd.admin)
+    if not cmd.scheduled:
         _hosted(ctx, cmd)
     owing.remind(ctx, cmd.at, scheduled=cmd.scheduled)
 
 
 def _extend(ctx: Ctx, cmd: c.Extend) -> None:
-    guards.conduct(ctx.state, cmd.by, cmd.admin)
     _hosted(ctx, cmd)
     s = ctx.state
     base = max(s.deadline or cmd.at, cmd.at)
@@ -476,7 +398,6 @@ def _extend(ctx: Ctx, cmd: c.Extend) -> None:
 
 
 def _kick(ctx: Ctx, cmd: c.Kick) -> None:
-    guards.conduct(ctx.state, cmd.by, cmd.admin)
     _hosted(ctx, cmd)
     _living_target(ctx, cmd.target)
     waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
@@ -494,8 +415,7 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
 
 
 def _replace(ctx: Ctx, cmd: c.Replace) -> None:
-    _master(ctx, cmd)
-    _not_over(ctx)
+    _hosted(ctx, cmd)
     s = ctx.state
     old = s.player(cmd.old)
     if old is None:
@@ -529,21 +449,13 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
 
 def _standby(ctx: Ctx, cmd: c.Standby) -> None:
     """Anyone outside the game may offer to substitute while it runs (and withdraw)."""
-    _in_play(ctx)
     s = ctx.state
-    _no_bot(cmd.bot)
-    if s.player(cmd.by) is not None:
-        raise RuleError(ErrorCode.ALREADY_SIGNED_UP)  # the sender himself
-    _no_spectator(s, cmd.by)
     if any(x.uid == cmd.by for x in s.standby):
         s.standby = [x for x in s.standby if x.uid != cmd.by]
         ctx.emit(EventKind.STANDBY_LEFT, Audience.to(cmd.by), count=len(s.standby))
         ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=False,
                  count=len(s.standby))
         return
-    _seat(ctx, cmd.by, admin=cmd.admin, sight=cmd.sight)
-    if len(s.standby) >= MAX_STANDBY:
-        raise RuleError(ErrorCode.STANDBY_FULL, max=MAX_STANDBY)
     s.standby.append(Standby(uid=cmd.by, name=cmd.name, handle=cmd.handle))
     ctx.emit(EventKind.STANDBY_JOINED, Audience.to(cmd.by), count=len(s.standby))
     ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=True, count=len(s.standby))
@@ -553,15 +465,7 @@ def _spectate(ctx: Ctx, cmd: c.Spectate) -> None:
     """RULES.md, "Spectators": from the signup until the end, a member who has no seat and
     is not the master follows the game from the dead players' channel (opened for him if
     the game has none), and reads the team channels when the master allows it."""
-    _not_over(ctx)
     s = ctx.state
-    if cmd.by == s.master:
-        raise RuleError(ErrorCode.MASTER_CANNOT_SPECTATE)
-    _no_bot(cmd.bot)
-    if s.player(cmd.by) is not None:
-        raise RuleError(ErrorCode.PLAYER_CANNOT_SPECTATE)
-    if s.spectating(cmd.by):
-        raise RuleError(ErrorCode.ALREADY_SPECTATING)
     if any(x.uid == cmd.by for x in s.standby):  # watching rules out ever taking a seat
         s.standby = [x for x in s.standby if x.uid != cmd.by]
         ctx.emit(EventKind.DESK_STANDBY, Audience.master(), uid=cmd.by, on=False,
@@ -620,36 +524,30 @@ def _rename_uid(s: GameState, old: int, new: int) -> None:
 
 
 def _buy(ctx: Ctx, cmd: c.Buy) -> None:
-    _in_play(ctx)
     buyer = _player(ctx, cmd.by)
     shop.buy(ctx, buyer, cmd.item, cmd.against, shop.Condition.of(cmd), dict(cmd.funds))
 
 
 def _cast(ctx: Ctx, cmd: c.Cast) -> None:
-    _in_play(ctx)
     caster = _player(ctx, cmd.by)
     shop.cast(ctx, caster, cmd.spell, cmd.target, shop.Condition.of(cmd), dict(cmd.funds))
 
 
 def _anon(ctx: Ctx, cmd: c.Anon) -> None:
-    _in_play(ctx)
     _text(cmd.text, "text")
     crypto.anon(ctx, _player(ctx, cmd.by), cmd.text, cmd.signature, cmd.at)
 
 
 def _whisper(ctx: Ctx, cmd: c.Whisper) -> None:
-    _in_play(ctx)
     _text(cmd.text, "text")
     crypto.whisper(ctx, _player(ctx, cmd.by), cmd.role, cmd.text, cmd.signature, cmd.at)
 
 
 def _reveal(ctx: Ctx, cmd: c.Reveal) -> None:
-    _in_play(ctx)
     crypto.reveal(ctx, _player(ctx, cmd.by))
 
 
 def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
-    guards.bonus(ctx.state, cmd.by, cmd.admin)
     _hosted(ctx, cmd)
     s = ctx.state
     if s.player(cmd.target) is None:
@@ -664,7 +562,6 @@ def _bonus(ctx: Ctx, cmd: c.Bonus) -> None:
 
 
 def _thank(ctx: Ctx, cmd: c.Thank) -> None:
-    guards.thank(ctx.state, cmd.by, cmd.admin)
     s = ctx.state
     have = cmd.funds.get(cmd.by, 0)
     if cmd.premium > have:
@@ -673,11 +570,12 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
     ctx.emit(EventKind.THANKED, uid=cmd.by, master=s.master, premium=cmd.premium)
 
 
-MAX_STANDBY = 25  # one autocomplete page of substitutes
+MAX_STANDBY = guards.MAX_STANDBY
 
 def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
     """Hand a command to its rule: one exhaustive match over the command union, so mypy
-    follows each command into its handler and a command left out fails type checking."""
+    follows each command into its handler and a command left out fails type checking.
+    The command's guard (core.guards) has spoken before (`apply`, `apply_in_place`)."""
     match cmd:
         case c.Join():
             _join(ctx, cmd)

@@ -90,8 +90,8 @@ def whisper(ctx: Ctx, sender: Player, role: str, text: str, signature: str | Non
         ctx.emit(EventKind.ANON_SENDER, Audience.master(), uid=sender.uid, text=text)
 
 
-def reveal(ctx: Ctx, actor: Player) -> None:
-    state = ctx.state
+def last_check(state: GameState, actor: Player) -> Notice:
+    """The check a public move would reveal, or the refusal: the guard of /reveal."""
     _module_on(state)
     if not state.options.public_moves:
         raise RuleError(ErrorCode.PUBLIC_MOVES_OFF)
@@ -100,7 +100,11 @@ def reveal(ctx: Ctx, actor: Player) -> None:
     checks = [n for n in actor.notices if n.kind == "check" and not n.data.get("revealed")]
     if not checks:
         raise RuleError(ErrorCode.NOTHING_TO_REVEAL)
-    last = checks[-1]
+    return checks[-1]
+
+
+def reveal(ctx: Ctx, actor: Player) -> None:
+    last = last_check(ctx.state, actor)
     last.data["revealed"] = 1
     # Public: the night, the target and his role, never who checked or which of the two
     # roles did (the advocate's reveal would point at the clan, the investigator's at him).

@@ -91,11 +91,11 @@ def check_target(state: GameState, actor: Player, action: Action, target: int) -
     return t
 
 
-def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: str | None) -> None:
-    state = ctx.state
+def order_move(state: GameState, actor: Player) -> tuple[Action, int]:
+    """The move `actor` may order now and how many orders he may give, or the refusal:
+    the guard of /night (core.guards), whatever the target."""
     if state.phase not in (PhaseKind.DAY, PhaseKind.NIGHT):
         raise RuleError(ErrorCode.WRONG_PHASE)
-    waiting = bool(missed_night(state)) if state.phase is PhaseKind.NIGHT else False
     action = night_action(state, actor)
     if action is None:
         if takes_turns(actor) and actor.alive:
@@ -106,6 +106,13 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
     allowed = moves_allowed(state, actor)
     if allowed == 0:
         raise RuleError(ErrorCode.HELPLESS_NIGHT)
+    return action, allowed
+
+
+def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: str | None) -> None:
+    state = ctx.state
+    waiting = bool(missed_night(state)) if state.phase is PhaseKind.NIGHT else False
+    action, allowed = order_move(state, actor)
     check_target(state, actor, action, target)
     if fallback is not None:
         if fallback == target:
@@ -236,86 +243,128 @@ def resolve(ctx: Ctx) -> NightResult:
     result = NightResult(acted={o.actor for o in state.orders if o.night == night})
     given = [o for o in state.orders if o.night == night]
     orders = _within_allowance(state, given)
-    steps = result.steps
     for o in given:
         if o not in orders:
-            steps.append(_step("void", o))
-    protected: dict[int, int] = {}  # target -> bouncer
-    dead_tonight: set[int] = set()
-    shop_on = state.options.shop
+            result.steps.append(_step("void", o))
+    run = _Night(ctx, result, night)
     sequence = _ordered(ctx, orders)
-    steps.insert(0, {"step": "sequence", "actors": [o.actor for o in sequence]})
+    result.steps.insert(0, {"step": "sequence", "actors": [o.actor for o in sequence]})
     for order in sequence:
-        actor = state.player(order.actor)
-        if actor is None or not actor.alive or actor.uid in dead_tonight:
-            steps.append(_step("actor_dead", order))
-            continue
-        target_id = order.target
-        t = state.player(target_id)
-        if t is None or not t.alive:
-            target_id = order.fallback if order.fallback is not None else -1
-            t = state.player(target_id)
-            if t is None or not t.alive:
-                steps.append(_step("target_gone", order))
-                _notice(actor, "target_gone", night)
-                ctx.emit(EventKind.TARGET_GONE, Audience.to(actor.uid), night=night)
-                _clan_hears_failure(ctx, actor, order.action, order.target, gone=True)
-                continue
-            steps.append(_step("fallback", order, target=target_id))
-        lethal = order.action in LETHAL
-        bouncer = protected.get(target_id)
-        if bouncer is not None and bouncer != actor.uid and lethal and shop_on:
-            _spiked_club(ctx, result, dead_tonight, bouncer, actor)
-        wrecking = shop_on and _ignores_bouncer(state, actor.uid)
-        if bouncer is not None and bouncer != actor.uid and wrecking:
-            steps.append(_step("wrecking", order, target=target_id, bouncer=bouncer))
-        if bouncer is not None and bouncer != actor.uid and not wrecking:
-            steps.append(_step("blocked", order, target=target_id, bouncer=bouncer))
-            _notice(actor, "action_failed", night, action=str(order.action))
-            ctx.emit(EventKind.ACTION_FAILED, Audience.to(actor.uid), night=night,
-                     action=str(order.action))
-            _clan_hears_failure(ctx, actor, order.action, target_id)
-            covered = state.covered.setdefault(bouncer, [])
-            if target_id not in covered:
-                covered.append(target_id)
-            b = state.player(bouncer)
-            if b is not None:
-                _notice(b, "protection_used", night, target=target_id)
-                ctx.emit(EventKind.PROTECTION_USED, Audience.to(bouncer), night=night,
-                         target=target_id)
-            if order.action in LETHAL:
-                state.saves.append((bouncer, target_id))
-            continue
-        if order.action is Action.PROTECT:
-            protected[target_id] = actor.uid
-            steps.append(_step("protect", order, target=target_id))
-            _notice(actor, "protected", night, target=target_id)
-        elif order.action is Action.CHECK:
-            role = str(t.role)
-            steps.append(_step("check", order, target=target_id, result=role))
-            _notice(actor, "check", night, target=target_id, role=role)
-            ctx.emit(EventKind.CHECK_RESULT, Audience.to(actor.uid), night=night, target=target_id,
-                     role=role)
-        elif lethal:
-            if shop_on and _armour_stops(ctx, actor, t):
-                steps.append(_step("armour", order, target=target_id))
-                continue
-            again = target_id in dead_tonight
-            dead_tonight.add(target_id)
-            result.deaths.setdefault(target_id, []).append(actor.uid)
-            steps.append(_step("kill", order, target=target_id, again=again))
-            if order.story:
-                result.stories.append(order.story)
-            kind = EventKind.KILL_DONE if order.action is Action.KILL else EventKind.SHOT_DONE
-            _notice(actor, kind, night, target=target_id)
-            audience = (Audience.of_team(Team.clan(actor.clan)) if actor.clan is not None
-                        else Audience.to(actor.uid))
-            ctx.emit(kind, audience, night=night, target=target_id)
-            if actor.role is not None and t.side in info(actor.role).punished_sides:
-                result.bad_kills.append(actor.uid)
-                steps.append(_step("bad_kill", order, target=target_id))
+        _play(run, order)
     state.orders = [o for o in state.orders if o.night > night]
     return result
+
+
+@dataclass
+class _Night:
+    """A night being resolved: what the orders played so far have done."""
+
+    ctx: Ctx
+    result: NightResult
+    number: int
+    protected: dict[int, int] = field(default_factory=dict)  # target -> bouncer
+    dead: set[int] = field(default_factory=set)  # killed tonight so far
+
+
+def _play(run: _Night, order: Order) -> None:
+    """One order, in its turn: a dead actor loses it, a bouncer may stop it."""
+    actor = run.ctx.state.player(order.actor)
+    if actor is None or not actor.alive or actor.uid in run.dead:
+        run.result.steps.append(_step("actor_dead", order))
+        return
+    t = _aim(run, order, actor)
+    if t is not None and not _bounced(run, order, actor, t.uid):
+        _act(run, order, actor, t)
+
+
+def _aim(run: _Night, order: Order, actor: Player) -> Player | None:
+    """The order's target, or its fallback when the target died before the night; None
+    (and the actor told so) when both are gone."""
+    state, ctx, night = run.ctx.state, run.ctx, run.number
+    t = state.player(order.target)
+    if t is not None and t.alive:
+        return t
+    target_id = order.fallback if order.fallback is not None else -1
+    t = state.player(target_id)
+    if t is None or not t.alive:
+        run.result.steps.append(_step("target_gone", order))
+        _notice(actor, "target_gone", night)
+        ctx.emit(EventKind.TARGET_GONE, Audience.to(actor.uid), night=night)
+        _clan_hears_failure(ctx, actor, order.action, order.target, gone=True)
+        return None
+    run.result.steps.append(_step("fallback", order, target=target_id))
+    return t
+
+
+def _bounced(run: _Night, order: Order, actor: Player, target_id: int) -> bool:
+    """Whether the target's bouncer stops the order (the Spiked club hits a killer first;
+    Destruction breaks through)."""
+    state, ctx, night, steps = run.ctx.state, run.ctx, run.number, run.result.steps
+    bouncer = run.protected.get(target_id)
+    if bouncer is None or bouncer == actor.uid:
+        return False
+    shop_on = state.options.shop
+    if order.action in LETHAL and shop_on:
+        _spiked_club(ctx, run.result, run.dead, bouncer, actor)
+    if shop_on and _ignores_bouncer(state, actor.uid):
+        steps.append(_step("wrecking", order, target=target_id, bouncer=bouncer))
+        return False
+    steps.append(_step("blocked", order, target=target_id, bouncer=bouncer))
+    _notice(actor, "action_failed", night, action=str(order.action))
+    ctx.emit(EventKind.ACTION_FAILED, Audience.to(actor.uid), night=night,
+             action=str(order.action))
+    _clan_hears_failure(ctx, actor, order.action, target_id)
+    covered = state.covered.setdefault(bouncer, [])
+    if target_id not in covered:
+        covered.append(target_id)
+    b = state.player(bouncer)
+    if b is not None:
+        _notice(b, "protection_used", night, target=target_id)
+        ctx.emit(EventKind.PROTECTION_USED, Audience.to(bouncer), night=night,
+                 target=target_id)
+    if order.action in LETHAL:
+        state.saves.append((bouncer, target_id))
+    return True
+
+
+def _act(run: _Night, order: Order, actor: Player, t: Player) -> None:
+    """The move itself: protect, check, or kill (armour may stop a killer)."""
+    state, ctx, night, steps = run.ctx.state, run.ctx, run.number, run.result.steps
+    target_id = t.uid
+    if order.action is Action.PROTECT:
+        run.protected[target_id] = actor.uid
+        steps.append(_step("protect", order, target=target_id))
+        _notice(actor, "protected", night, target=target_id)
+    elif order.action is Action.CHECK:
+        role = str(t.role)
+        steps.append(_step("check", order, target=target_id, result=role))
+        _notice(actor, "check", night, target=target_id, role=role)
+        ctx.emit(EventKind.CHECK_RESULT, Audience.to(actor.uid), night=night, target=target_id,
+                 role=role)
+    elif order.action in LETHAL:
+        if state.options.shop and _armour_stops(ctx, actor, t):
+            steps.append(_step("armour", order, target=target_id))
+            return
+        _kill(run, order, actor, t)
+
+
+def _kill(run: _Night, order: Order, actor: Player, t: Player) -> None:
+    ctx, night, result = run.ctx, run.number, run.result
+    target_id = t.uid
+    again = target_id in run.dead
+    run.dead.add(target_id)
+    result.deaths.setdefault(target_id, []).append(actor.uid)
+    result.steps.append(_step("kill", order, target=target_id, again=again))
+    if order.story:
+        result.stories.append(order.story)
+    kind = EventKind.KILL_DONE if order.action is Action.KILL else EventKind.SHOT_DONE
+    _notice(actor, kind, night, target=target_id)
+    audience = (Audience.of_team(Team.clan(actor.clan)) if actor.clan is not None
+                else Audience.to(actor.uid))
+    ctx.emit(kind, audience, night=night, target=target_id)
+    if actor.role is not None and t.side in info(actor.role).punished_sides:
+        result.bad_kills.append(actor.uid)
+        result.steps.append(_step("bad_kill", order, target=target_id))
 
 
 def _step(kind: str, order: Order, **data: int | str | bool | None) -> dict[str, Any]:

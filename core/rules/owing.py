@@ -73,15 +73,22 @@ def reminder_at(state: GameState) -> datetime | None:
     return at
 
 
+def something_to_remind(state: GameState) -> Duty:
+    """The turn the phase owes by its deadline, or the refusal: the guard of /master prod."""
+    what = duty(state)
+    if what is None or state.deadline is None:
+        raise RuleError(ErrorCode.NOTHING_TO_REMIND)
+    return what
+
+
 def remind(ctx: Ctx, at: datetime, *, scheduled: bool) -> list[int]:
     """Emit one private reminder per player who owes his turn; returns them.
 
     By day the list is public too (who has not voted is no secret); by night nothing
     public names anybody. The master always gets the list."""
     state = ctx.state
-    what = duty(state)
-    if what is None or state.deadline is None:
-        raise RuleError(ErrorCode.NOTHING_TO_REMIND)
+    what = something_to_remind(state)
+    assert state.deadline is not None
     if scheduled:
         due = reminder_at(state)
         if due is None or at < due:

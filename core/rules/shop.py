@@ -309,10 +309,9 @@ def day_spell_target(state: GameState, target: Player) -> None:
         raise RuleError(ErrorCode.TARGET_NO_VOTE, target=target.uid)
 
 
-def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
-         funds: dict[int, int]) -> None:
-    state = ctx.state
-    _module_on(state)
+def spell_target(state: GameState, caster: Player, spell: str, target_id: int) -> Player:
+    """The player `spell` may be cast on, or the refusal: a day spell reaches whoever
+    votes, a ghost too; a night spell only the living (a ghost has no night move)."""
     w = ware(spell)
     if w is None or w.is_item or w.moment is Moment.VOTE:  # Shout comes with a vote
         raise RuleError(ErrorCode.UNKNOWN_SPELL, name=spell)
@@ -325,6 +324,14 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
         raise RuleError(ErrorCode.TARGET_DEAD, target=target_id)
     if spell in NIGHT_SPELLS:
         _check_night_spell(state, caster, spell, target)
+    return target
+
+
+def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
+         funds: dict[int, int]) -> None:
+    state = ctx.state
+    _module_on(state)
+    target = spell_target(state, caster, spell, target_id)
     if cond.given:  # an evening order: tomorrow's day spell, or tonight's night spell
         if state.phase is not PhaseKind.DAY:
             raise RuleError(ErrorCode.CONDITION_DAY_ONLY)

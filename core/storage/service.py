@@ -236,15 +236,7 @@ class GameService:
                         != command.funds:
                     raise Stale() from None  # another game spent the wallet: decide anew
                 raise
-            slot.state, slot.state_json = out.state, stored_json
-            if stored_json is not None:
-                slot.stored_seq = out.state.seq
-            self._slot.cached(game_id)
-            slot.outbox_seq += written
-            if slot.info is not None:
-                slot.info = patched(replace(
-                    slot.info, phase=out.state.phase, active=not out.state.over,
-                    deadline=out.state.deadline, seq=out.state.seq), discord)
+            self._settled(game_id, slot, out.state, stored_json, written, discord)
             return old, out, written, cancelled
 
         async with slot.lock:
@@ -252,18 +244,36 @@ class GameService:
                 game_id, attempt, forget=lambda: self._slot.drop(game_id),
                 keeps=lambda exc: bool(refused) and exc is refused[-1])
         new = out.state
-        if (new.deadline != old.deadline or new.over != old.over) \
-                and self.owned(slot.guild_id):
+        self._announce(game_id, slot.guild_id, old, new, written)
+        if cancelled:  # committed all the same: the caller just stopped waiting
+            raise asyncio.CancelledError()
+        return Applied(state=new, events=out.events, game_id=game_id, seq=new.seq)
+
+    def _settled(self, game_id: int, slot: Slot, new: GameState, stored_json: str | None,
+                 written: int, discord: DiscordPatch | None) -> None:
+        """A command is committed: the cached slot takes its state, outbox count and row."""
+        slot.state, slot.state_json = new, stored_json
+        if stored_json is not None:
+            slot.stored_seq = new.seq
+        self._slot.cached(game_id)
+        slot.outbox_seq += written
+        if slot.info is not None:
+            slot.info = patched(replace(
+                slot.info, phase=new.phase, active=not new.over,
+                deadline=new.deadline, seq=new.seq), discord)
+
+    def _announce(self, game_id: int, guild_id: int, old: GameState, new: GameState,
+                  written: int) -> None:
+        """Wake whoever waits on what the commit changed: the deadline, the reminder,
+        the outbox (timers only on the shard that owns the guild)."""
+        if (new.deadline != old.deadline or new.over != old.over) and self.owned(guild_id):
             self._notify_deadline(game_id, None if new.over else new.deadline)
-        if self.reminder_listeners and self.owned(slot.guild_id):
+        if self.reminder_listeners and self.owned(guild_id):
             due = reminder_at(new)
             if due != reminder_at(old):
                 self._notify(self.reminder_listeners, game_id, due)
         if written:
             self._notify_outbox()
-        if cancelled:  # committed all the same: the caller just stopped waiting
-            raise asyncio.CancelledError()
-        return Applied(state=new, events=out.events, game_id=game_id, seq=new.seq)
 
     async def set_discord(self, game_id: int, patch: DiscordPatch, *,
                           extra_outbox: Sequence[OutboxItem] = ()) -> None:
