@@ -22,6 +22,15 @@ from pydantic import BaseModel, Field
 from core import commands as c
 from core.engine import apply_in_place
 from core.events import Event, EventKind
+from core.payloads import (
+    CheckResult,
+    Composition,
+    DayResult,
+    Extended,
+    OrderAccepted,
+    PhaseStarted,
+    Replaced,
+)
 from core.rules import economy
 from core.state import Bonus, DayRecord, GameState, Options, Payout, PhaseKind
 from core.team import Team, TeamKind
@@ -210,29 +219,30 @@ class _Replay:
                 self.feed.append(FeedLine(seq=seq, at=cmd.at, event=event,
                                           team=event.audience.team))
             if event.kind is EventKind.PHASE_STARTED:
-                self.deadline = datetime.fromisoformat(event.data["deadline"])
+                self.deadline = datetime.fromisoformat(event.read(PhaseStarted).deadline)
                 self.day_start = cmd.at
             elif event.kind is EventKind.EXTENDED:
-                self.deadline = datetime.fromisoformat(event.data["deadline"])
+                self.deadline = datetime.fromisoformat(event.read(Extended).deadline)
             elif event.kind is EventKind.GAME_STARTED:
                 self.started = cmd.at
-                self.composition = [list(r) for r in event.data["composition"]]
+                self.composition = [list(r) for r in event.read(Composition).composition]
 
     def _order(self, seq: int, cmd: c.NightOrder, events: list[Event], night_no: int) -> None:
         accepted = next((e for e in events if e.kind is EventKind.ORDER_ACCEPTED), None)
-        night = int(accepted.data["night"]) if accepted else night_no
+        order = accepted.read(OrderAccepted) if accepted else None
+        night = order.night if order else night_no
         self.orders.setdefault(night, []).append(OrderRow(
             seq=seq - 1, at=cmd.at, actor=cmd.by,
-            action=str(accepted.data["action"]) if accepted else None, target=cmd.target,
+            action=order.action if order else None, target=cmd.target,
             fallback=cmd.fallback, story=cmd.story, kept=False))
 
     def _close_night(self, night_no: int, kept: set[int], events: list[Event]) -> None:
         rows = self.orders.get(night_no, [])
         for row in rows:
             row.kept = row.seq in kept
-        checks = [(o_actor, int(e.data["target"]), str(e.data["role"]))
+        checks = [(o_actor, check.target, str(check.role))
                   for e in events if e.kind is EventKind.CHECK_RESULT
-                  for o_actor in e.audience.players]
+                  for check in [e.read(CheckResult)] for o_actor in e.audience.players]
         self.nights.append(NightArchive(
             number=night_no, orders=rows, checks=checks,
             steps=[e for e in events if e.kind is not EventKind.PHASE_STARTED]))
@@ -251,9 +261,10 @@ def timeline_of(initial: GameState, log: list[LogRow], day: int) -> DayTimeline 
         apply_in_place(state, cmd)
         for event in events:
             if event.kind is EventKind.PHASE_STARTED:
-                start, deadline = cmd.at, datetime.fromisoformat(event.data["deadline"])
+                start = cmd.at
+                deadline = datetime.fromisoformat(event.read(PhaseStarted).deadline)
             elif event.kind is EventKind.EXTENDED:
-                deadline = datetime.fromisoformat(event.data["deadline"])
+                deadline = datetime.fromisoformat(event.read(Extended).deadline)
     return None
 
 
@@ -265,8 +276,8 @@ def _named(cmd: c.Command, events: list[Event], state: GameState | None = None
         return {cmd.by: cmd.name}
     if isinstance(cmd, c.Replace):
         for event in events:
-            if event.kind is EventKind.REPLACED and isinstance(event.data.get("new"), int):
-                new = int(event.data["new"])
+            if event.kind is EventKind.REPLACED:
+                new = event.read(Replaced).new
                 seat = state.player(new) if state is not None else None
                 if seat is not None:
                     return {new: seat.name}
@@ -306,8 +317,8 @@ def files_for(event: Event) -> list[dict[str, int | str]]:
     """Files an announcement carries, built when it is delivered (from committed data):
     a day's result with votes gets its vote timeline, the end of the game the archive."""
     if event.kind is EventKind.DAY_RESULT and event.audience.kind == "public" \
-            and event.data.get("tally"):
-        return [{"kind": FILES_KIND_TIMELINE, "day": int(event.data["number"])}]
+            and (result := event.read(DayResult)).tally:
+        return [{"kind": FILES_KIND_TIMELINE, "day": result.number}]
     if event.kind is EventKind.GAME_OVER and event.audience.kind == "public":
         return [{"kind": FILES_KIND_ARCHIVE}]
     return []

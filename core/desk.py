@@ -27,6 +27,7 @@ from core.narrate import (
     team_name,
     votes,
 )
+from core.payloads import PhaseStarted
 from core.state import GameState, PhaseKind
 
 History = Sequence[tuple[int, Command, list[Event]]]
@@ -75,7 +76,8 @@ def master_log(history: History, *, phase: PhaseFilter = None, number: int | Non
             if event.kind in _SENDER_ONLY:
                 continue
             if event.kind is EventKind.PHASE_STARTED:
-                current, current_no = PhaseKind(event.data["phase"]), int(event.data["number"])
+                started = event.read(PhaseStarted)
+                current, current_no = PhaseKind(started.phase), started.number
             entry = LogEntry(seq=seq, phase=current, number=current_no, event=event)
             if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED):
                 current = PhaseKind.ENDED if event.kind is EventKind.GAME_OVER \

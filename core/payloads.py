@@ -194,8 +194,69 @@ class AnonPost(Payload):
     signature: str | None = None
 
 
+class Extended(Payload):
+    KINDS = frozenset({K.EXTENDED})
+    deadline: str
+    minutes: int
+
+
+class Replaced(Payload):
+    """A seat handed over: `new` took `old`'s place (the public announcement)."""
+
+    KINDS = frozenset({K.REPLACED})
+    old: int
+    new: int
+
+
+class OrderAccepted(Payload):
+    KINDS = frozenset({K.ORDER_ACCEPTED})
+    action: str
+    target: int
+    fallback: int | None = None
+    night: int
+    replaced: bool = False
+
+
+class CheckResult(Payload):
+    KINDS = frozenset({K.CHECK_RESULT})
+    night: int
+    target: int
+    role: str | None
+
+
+class SpellCast(Payload):
+    """A spell cast; a day spell bought in the evening says for which day."""
+
+    KINDS = frozenset({K.SPELL_CAST})
+    spell: str
+    target: int
+    day: int | None = None
+    evening: bool = False
+
+
+class Bought(Payload):
+    """An item bought now, or ordered for the evening."""
+
+    KINDS = frozenset({K.PURCHASE, K.BUY_ORDERED})
+    item: str
+    against: str | None = None
+
+
+class AwayAck(Payload):
+    KINDS = frozenset({K.AWAY_ACK})
+    until: int
+
+
+class Standby(Payload):
+    """One joined or left the substitutes: how many wait now."""
+
+    KINDS = frozenset({K.STANDBY_JOINED, K.STANDBY_LEFT})
+    count: int
+
+
 #: Every payload model, by the kinds it reads (tests validate them against played games).
 MODELS: tuple[type[Payload], ...] = (
     PhaseStarted, Reminder, Morning, DayResult, GameOver, GameResult, YouDied, Composition,
     RolesSet, CheckLog, TeamChanged, Payouts, VoteCast, ClanTurn, BuyDone, ClanKillFailed,
-    Thanked, TurnMissed, PlayerDied, AnonPost)
+    Thanked, TurnMissed, PlayerDied, AnonPost, Extended, Replaced, OrderAccepted, CheckResult,
+    SpellCast, Bought, AwayAck, Standby)
