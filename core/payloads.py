@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.events import Event, EventKind, Payload
 from core.events import EventKind as K
-from core.events import Payload
 from core.team import Team
 
 
@@ -260,3 +260,23 @@ MODELS: tuple[type[Payload], ...] = (
     RolesSet, CheckLog, TeamChanged, Payouts, VoteCast, ClanTurn, BuyDone, ClanKillFailed,
     Thanked, TurnMissed, PlayerDied, AnonPost, Extended, Replaced, OrderAccepted, CheckResult,
     SpellCast, Bought, AwayAck, Standby)
+
+
+def _by_kind() -> dict[EventKind, type[Payload]]:
+    """Each kind's model; a kind read by a general model and a narrower one (roles_set:
+    Composition and RolesSet) gets the narrower, the one naming fewer kinds."""
+    out: dict[EventKind, type[Payload]] = {}
+    for model in sorted(MODELS, key=lambda m: -len(m.KINDS)):
+        out |= dict.fromkeys(model.KINDS, model)
+    return out
+
+
+#: The model of each kind that has one: `payload(event)` reads through it.
+BY_KIND: dict[EventKind, type[Payload]] = _by_kind()
+
+
+def payload(event: Event) -> Payload | None:
+    """The event's typed payload, for a reader matching on it (`case Morning(victims=v)`);
+    None for a kind no reader takes fields from."""
+    model = BY_KIND.get(event.kind)
+    return None if model is None else event.read(model)

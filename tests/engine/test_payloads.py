@@ -58,6 +58,21 @@ def test_every_model_reads_what_played_games_emit_and_store() -> None:
     assert unread <= {pl.ClanKillFailed, pl.Thanked}, unread
 
 
+def test_payload_reads_each_kind_through_its_narrowest_model() -> None:
+    assert pl.BY_KIND[EventKind.ROLES_SET] is pl.RolesSet
+    assert pl.BY_KIND[EventKind.GAME_STARTED] is pl.Composition
+    for event in EVENTS:
+        found = pl.payload(event)
+        assert (found is None) == (event.kind not in pl.BY_KIND)
+        assert found is None or event.kind in type(found).KINDS
+    morning = next(e for e in EVENTS if e.kind is EventKind.MORNING)
+    match pl.payload(morning):
+        case pl.Morning(victims=victims):
+            assert victims == morning.read(pl.Morning).victims
+        case other:
+            raise AssertionError(other)
+
+
 def test_reading_the_wrong_kind_is_refused() -> None:
     event = Event(kind=EventKind.JOINED, data={"uid": 1})
     with pytest.raises(ValueError, match="joined"):
