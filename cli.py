@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from core.events import EventKind
 from core.i18n import normalize_locale, t
 
 MODULES = ("extra_roles", "currency", "shop", "crypto")
@@ -126,7 +127,8 @@ def simulate(args: argparse.Namespace) -> int:
     names[first.state.master] = t("term.master", lang)
     print(t("cli.simulate.log_head", lang, seed=args.seed, players=args.players))
     for event in first.events:
-        if event.kind in ("joined", "team_changed", "role_dealt") or event.kind in DESK_ONLY \
+        if event.kind in (EventKind.JOINED, EventKind.TEAM_CHANGED, EventKind.ROLE_DEALT) \
+                or event.kind in DESK_ONLY \
                 or _told_elsewhere(event):
             continue  # DESK_ONLY: the master's desk feed, a second account of the game
         text = plain(describe(event, lambda uid: names.get(uid, str(uid)), lang))
@@ -276,7 +278,7 @@ def _told_elsewhere(event: Any) -> bool:
     """Lines the log already prints another way: a death is announced publicly (the
     victim's own notice would repeat it), a missed turn by the master's line naming whose
     (the player's own warning would repeat it)."""
-    return event.kind in ("you_died", "turn_warning")
+    return event.kind in (EventKind.YOU_DIED, EventKind.TURN_WARNING)
 
 
 def _shown(url: str) -> str:

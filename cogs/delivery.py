@@ -30,7 +30,7 @@ import discord
 
 from archive.build import attachments
 from core.archive import NotFinished, team_channel_readers
-from core.events import Event
+from core.events import Event, EventKind
 from core.i18n import t
 from core.narrate import team_name
 from core.settings import Settings
@@ -69,7 +69,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SIGNUP_EVENTS = frozenset({"joined", "left", "roles_set", "options_set"})
+SIGNUP_EVENTS = frozenset({EventKind.JOINED, EventKind.LEFT, EventKind.ROLES_SET,
+                           EventKind.OPTIONS_SET})
 
 
 # Events posted in a private channel rather than the game channel: a team's, or the
@@ -239,8 +240,8 @@ class Delivery:
         elif event.kind in SIGNUP_EVENTS:
             steps = ["signup"]
         else:
-            steps = ["post"] + (["signup"] if event.kind == "game_started" else []) \
-                + (["close"] if event.kind in ("game_over", "cancelled") else [])
+            steps = ["post"] + (["signup"] if event.kind is EventKind.GAME_STARTED else []) \
+                + (["close"] if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED) else [])
         return all(self._did(entry, step) for step in steps)
 
     async def _post_pieces(self, channel: discord.abc.Messageable,
@@ -309,7 +310,8 @@ class Delivery:
                     continue
                 self._mark([entry], "team")
         kinds = {e.kind for _, e in public}
-        signup = [x for x, e in public if e.kind in SIGNUP_EVENTS or e.kind == "game_started"]
+        signup = [x for x, e in public
+                  if e.kind in SIGNUP_EVENTS or e.kind is EventKind.GAME_STARTED]
         if signup and not all(self._did(x, "signup") for x in signup):
             await self.refresh_signup(info, signup[0])
             self._mark(signup, "signup")
@@ -318,18 +320,18 @@ class Delivery:
         shown = [e for _, e in todo]
         if shown:
             view: discord.ui.View | None = None
-            phase = next((e for e in reversed(shown) if e.kind == "phase_started"), None)
+            phase = next((e for e in reversed(shown) if e.kind is EventKind.PHASE_STARTED), None)
             if phase is not None:
                 state = await self.service.state(info.id)
                 living = living_choices(state)
                 view = day_view(self.bot, info.id, phase.data["number"]
                                 if phase.data["phase"] == "day" else 0, living, lang)
-            elif "game_started" in kinds:
+            elif EventKind.GAME_STARTED in kinds:
                 view = role_view(info.id, lang)
             # The end is its own message, pinging the game's role: never folded into the
             # day's result or the morning that decided it (posted before the role is
             # deleted with the channels).
-            end = next((i for i, (_, e) in enumerate(todo) if e.kind == "game_over"),
+            end = next((i for i, (_, e) in enumerate(todo) if e.kind is EventKind.GAME_OVER),
                        len(todo))
             if todo[:end]:
                 ping = await self.places.ping(info) if phase is not None else {}
@@ -339,7 +341,7 @@ class Delivery:
                 ping = await self.places.ping(info, make=False)
                 await self._post_pieces(self._channel(info.channel_id), todo[end:], lang,
                                         None, game=info, **ping)
-        closing = [x for x, e in public if e.kind in ("game_over", "cancelled")]
+        closing = [x for x, e in public if e.kind in (EventKind.GAME_OVER, EventKind.CANCELLED)]
         if closing and not all(self._did(x, "close") for x in closing):
             await self._closing(closing[0])
             await self.close_channels(info)
@@ -413,21 +415,21 @@ class Delivery:
             return
         view: discord.ui.View | None = None
         ping: dict[str, Any] = {}
-        if event.kind == "game_started":
+        if event.kind is EventKind.GAME_STARTED:
             await self.refresh_signup(info, entry)
             view = role_view(info.id, lang)
-        elif event.kind == "phase_started":
+        elif event.kind is EventKind.PHASE_STARTED:
             state = await self.service.state(info.id)
             living = living_choices(state)
             view = day_view(self.bot, info.id,
                             event.data["number"] if event.data["phase"] == "day" else 0,
                             living, lang)
             ping = await self.places.ping(info)
-        elif event.kind == "game_over":  # the role is deleted only after this post
+        elif event.kind is EventKind.GAME_OVER:  # the role is deleted only after this post
             ping = await self.places.ping(info, make=False)
         await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view,
                                 game=info, **ping)
-        if event.kind in ("game_over", "cancelled"):
+        if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED):
             await self._closing(entry)
             await self.close_channels(info)
 
@@ -472,7 +474,7 @@ class Delivery:
     # --- private channels -------------------------------------------------------------------
     async def team_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         team = event.audience.team or ""
-        if event.kind == "team_changed":
+        if event.kind is EventKind.TEAM_CHANGED:
             await self.ensure_team_channel(info, team, event.data["members"],
                                            event.data["writers"], entry)
             return
@@ -488,7 +490,7 @@ class Delivery:
             await self.ensure_team_channel(info, team, members, writers, entry)
             channel_id = (await self.service.info(info.id)).private_channels[team]
         ping: dict[str, Any] = {}
-        if event.kind == "clan_turn":  # the mover is told it is his turn, with a ping
+        if event.kind is EventKind.CLAN_TURN:  # the mover is told it is his turn, with a ping
             actor = int(event.data["actor"])
             ping = {"content": f"<@{actor}>", "mentions": only_users([actor])}
         await self._post_pieces(self._channel(channel_id), [(entry, event)], info.language,

@@ -29,7 +29,7 @@ from core.desk import (
     standby_list,
 )
 from core.errors import ErrorCode, RuleError
-from core.events import Event
+from core.events import Event, EventKind
 from core.i18n import t
 from core.storage.outbox import OutboxEntry
 from core.storage.service import GameInfo, GameService
@@ -273,8 +273,9 @@ async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) ->
         handle=interaction.user.name[:100],
         sight=member_sight(bot, info, interaction.user, interaction.permissions)))
     lang = user_lang(interaction)
-    told = next(e for e in applied.events if e.kind in ("standby_joined", "standby_left"))
-    key = "desk.standby.joined" if told.kind == "standby_joined" else "desk.standby.left"
+    told = next(e for e in applied.events
+                if e.kind in (EventKind.STANDBY_JOINED, EventKind.STANDBY_LEFT))
+    key = "desk.standby.joined" if told.kind is EventKind.STANDBY_JOINED else "desk.standby.left"
     await interaction.response.send_message(
         t(key, lang, title=user_text(info.title), count=told.data["count"]), ephemeral=True)
 

@@ -13,6 +13,7 @@ from core import commands as c
 from core.access import ChannelKind, game_place_refusal, may_master, seated_sight
 from core.balance import job_for
 from core.errors import ErrorCode, RuleError
+from core.events import EventKind
 from core.i18n import t
 from core.storage.service import DiscordPatch, OutboxItem
 from core.views import lobby_view, seat_uids
@@ -109,7 +110,7 @@ class Lobby(GameCog):
                     roles: Range[str, 1, 1500]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Configure, roles=roles)
-        event = next(e for e in applied.events if e.kind == "roles_set")
+        event = next(e for e in applied.events if e.kind is EventKind.ROLES_SET)
         lang = user_lang(interaction)
         warnings = []  # the engine's judgement, worded here
         if event.data["size"] > event.data["signed_up"]:

@@ -10,6 +10,7 @@ from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.access import require_master
+from core.events import EventKind
 from core.i18n import t
 from core.narrate import team_name
 
@@ -34,7 +35,7 @@ class Master(GameCog):
     async def advance(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Advance)
-        end = next((e for e in applied.events if e.kind == "game_over"), None)
+        end = next((e for e in applied.events if e.kind is EventKind.GAME_OVER), None)
         if end is None:
             await ack(interaction, "master.advanced")
         elif end.data["draw"]:
@@ -102,7 +103,7 @@ class Master(GameCog):
         decides who: core.rules.owing); the master is told whom."""
         info = await self._master_game(interaction)
         applied = await self.apply(interaction, info, c.Remind)
-        done = next(e for e in applied.events if e.kind == "reminded")
+        done = next(e for e in applied.events if e.kind is EventKind.REMINDED)
         idle: list[int] = done.data["owing"]
         lang = user_lang(interaction)
         text = t("master.prod", lang, names=" ".join(mention(u) for u in idle)) if idle \

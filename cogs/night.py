@@ -7,6 +7,7 @@ from discord import app_commands
 from discord.app_commands import Range
 
 from core import commands as c
+from core.events import EventKind
 from core.narrate import describe
 from core.views import parse_player
 
@@ -32,7 +33,7 @@ class Night(GameCog):
             interaction, info, c.NightOrder, target=parse_player(target, state),
             fallback=parse_player(fallback, state) if fallback else None, story=story)
         lang = user_lang(interaction)
-        accepted = next(e for e in applied.events if e.kind == "order_accepted")
+        accepted = next(e for e in applied.events if e.kind is EventKind.ORDER_ACCEPTED)
         safe = accepted.model_copy(update={"data": user_data(accepted.data)})
         await interaction.response.send_message(
             clip(describe(safe, mention, lang, when), CONTENT), ephemeral=True)
@@ -52,7 +53,7 @@ class Night(GameCog):
                    until: Range[int, 0, 1000] | None = None) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Away, reason=reason, until=until)
-        done = next(e for e in applied.events if e.kind == "away_ack")
+        done = next(e for e in applied.events if e.kind is EventKind.AWAY_ACK)
         await ack(interaction, "event.away_ack", until=done.data["until"])
 
     @occult.command(**command_kwargs("occult.exclude"))

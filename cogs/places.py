@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 
-from core.events import Event
+from core.events import Event, EventKind
 from core.i18n import t
 from core.places import (
     PING_KIND,
@@ -318,7 +318,7 @@ class Places:
             self._sent.add(key)
             return
         lang = info.language
-        dealt = any(e.kind == "role_dealt" for e in events)
+        dealt = any(e.kind is EventKind.ROLE_DEALT for e in events)
         mine = card(state, holder) if dealt else None
         embeds = [self._embed(e, mine, lang) for e in events]
         # a reference unique to this push: how `_seen` recognises it after a crash
@@ -345,7 +345,7 @@ class Places:
     @staticmethod
     def _embed(event: Event, mine: Card | None, lang: str) -> discord.Embed:
         """An event as an embed; a dealt role as the holder's whole card (his own view)."""
-        if event.kind == "role_dealt" and mine is not None:
+        if event.kind is EventKind.ROLE_DEALT and mine is not None:
             return card_embed(mine, lang)
         return event_embed(event, lang)
 

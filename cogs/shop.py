@@ -10,7 +10,7 @@ from discord.app_commands import Choice, Range
 
 from core import commands as c
 from core.errors import RuleError
-from core.events import Event
+from core.events import Event, EventKind
 from core.i18n import t
 from core.narrate import attacker_name, item_name, phase_words
 from core.storage import wallets
@@ -71,10 +71,10 @@ class Shop(GameCog):
             item=item, against=parse_attacker(target, state))
         lang = user_lang(interaction)
         against = next((e.data.get("against") for e in applied.events
-                        if e.kind in ("purchase", "buy_ordered")), None)
+                        if e.kind in (EventKind.PURCHASE, EventKind.BUY_ORDERED)), None)
         name = item_name(item, against, lang)
         text = t("shop.bought", lang, item=name) \
-            if any(e.kind == "purchase" for e in applied.events) \
+            if any(e.kind is EventKind.PURCHASE for e in applied.events) \
             else ordered(applied.events, name, lang)
         await interaction.response.send_message(text, ephemeral=True)
 
@@ -108,7 +108,7 @@ class Shop(GameCog):
             interaction, info, c.Cast, (if_hanged, unless_hanged, if_nobody_hanged),
             spell=spell, target=parse_player(target, state))
         lang = user_lang(interaction)
-        cast = next((e for e in applied.events if e.kind == "spell_cast"), None)
+        cast = next((e for e in applied.events if e.kind is EventKind.SPELL_CAST), None)
         name = item_name(spell, None, lang)
         if cast is None:
             text = ordered(applied.events, name, lang)
@@ -122,7 +122,7 @@ class Shop(GameCog):
 def ordered(events: list[Event], name: str, lang: str) -> str:
     """An evening order's reply, restating its condition in the words of its
     execution ("if @X is hanged")."""
-    order = next((e for e in events if e.kind == "buy_ordered"), None)
+    order = next((e for e in events if e.kind is EventKind.BUY_ORDERED), None)
     data = order.data if order is not None else {}
     if isinstance(data.get("if_hanged"), int):
         return t("shop.ordered_if", lang, item=name, if_hanged=mention(data["if_hanged"]))

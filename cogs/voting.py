@@ -13,6 +13,7 @@ from discord import app_commands
 
 from core import commands as c
 from core.errors import ErrorCode, RuleError
+from core.events import EventKind
 from core.i18n import t
 from core.views import parse_player
 from core.vocabulary import PhaseKind
@@ -27,18 +28,18 @@ from .utils.bot import MafiaBot
 
 class Voting(GameCog):
     async def _answer(self, interaction: discord.Interaction[MafiaBot], cmd: type[c.Command],
-                      kind: str) -> None:
+                      kind: EventKind) -> None:
         """Apply a command without options and show the sender the event that answers it."""
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, cmd)
-        event = next(e for e in applied.events if e.kind == kind)
+        event = next(e for e in applied.events if e.kind is kind)
         await interaction.response.send_message(embed=reply_embed(event, info.language),
                                                 ephemeral=True)
 
     @app_commands.command(**command_kwargs("checkin"))
     @app_commands.guild_only()
     async def checkin(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        await self._answer(interaction, c.CheckIn, "checked_in")
+        await self._answer(interaction, c.CheckIn, EventKind.CHECKED_IN)
 
     @app_commands.command(**command_kwargs("vote"))
     @app_commands.guild_only()
@@ -54,7 +55,7 @@ class Voting(GameCog):
     @app_commands.command(**command_kwargs("unvote"))
     @app_commands.guild_only()
     async def unvote(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        await self._answer(interaction, c.Unvote, "vote_withdrawn")
+        await self._answer(interaction, c.Unvote, EventKind.VOTE_WITHDRAWN)
 
     @app_commands.command(**command_kwargs("votes"))
     @app_commands.guild_only()

@@ -21,7 +21,16 @@ from pydantic import BaseModel, Field
 
 from core import commands as c
 from core.engine import apply_in_place
-from core.events import Event
+from core.events import Event, EventKind
+from core.payloads import (
+    CheckResult,
+    Composition,
+    DayResult,
+    Extended,
+    OrderAccepted,
+    PhaseStarted,
+    Replaced,
+)
 from core.rules import economy
 from core.state import Bonus, DayRecord, GameState, Options, Payout, PhaseKind
 from core.team import Team, TeamKind
@@ -209,33 +218,34 @@ class _Replay:
             if event.audience.kind == "public" or event.audience.kind == "team":
                 self.feed.append(FeedLine(seq=seq, at=cmd.at, event=event,
                                           team=event.audience.team))
-            if event.kind == "phase_started":
-                self.deadline = datetime.fromisoformat(event.data["deadline"])
+            if event.kind is EventKind.PHASE_STARTED:
+                self.deadline = datetime.fromisoformat(event.read(PhaseStarted).deadline)
                 self.day_start = cmd.at
-            elif event.kind == "extended":
-                self.deadline = datetime.fromisoformat(event.data["deadline"])
-            elif event.kind == "game_started":
+            elif event.kind is EventKind.EXTENDED:
+                self.deadline = datetime.fromisoformat(event.read(Extended).deadline)
+            elif event.kind is EventKind.GAME_STARTED:
                 self.started = cmd.at
-                self.composition = [list(r) for r in event.data["composition"]]
+                self.composition = [list(r) for r in event.read(Composition).composition]
 
     def _order(self, seq: int, cmd: c.NightOrder, events: list[Event], night_no: int) -> None:
-        accepted = next((e for e in events if e.kind == "order_accepted"), None)
-        night = int(accepted.data["night"]) if accepted else night_no
+        accepted = next((e for e in events if e.kind is EventKind.ORDER_ACCEPTED), None)
+        order = accepted.read(OrderAccepted) if accepted else None
+        night = order.night if order else night_no
         self.orders.setdefault(night, []).append(OrderRow(
             seq=seq - 1, at=cmd.at, actor=cmd.by,
-            action=str(accepted.data["action"]) if accepted else None, target=cmd.target,
+            action=order.action if order else None, target=cmd.target,
             fallback=cmd.fallback, story=cmd.story, kept=False))
 
     def _close_night(self, night_no: int, kept: set[int], events: list[Event]) -> None:
         rows = self.orders.get(night_no, [])
         for row in rows:
             row.kept = row.seq in kept
-        checks = [(o_actor, int(e.data["target"]), str(e.data["role"]))
-                  for e in events if e.kind == "check_result"
-                  for o_actor in e.audience.players]
+        checks = [(o_actor, check.target, str(check.role))
+                  for e in events if e.kind is EventKind.CHECK_RESULT
+                  for check in [e.read(CheckResult)] for o_actor in e.audience.players]
         self.nights.append(NightArchive(
             number=night_no, orders=rows, checks=checks,
-            steps=[e for e in events if e.kind != "phase_started"]))
+            steps=[e for e in events if e.kind is not EventKind.PHASE_STARTED]))
 
 
 def timeline_of(initial: GameState, log: list[LogRow], day: int) -> DayTimeline | None:
@@ -250,10 +260,11 @@ def timeline_of(initial: GameState, log: list[LogRow], day: int) -> DayTimeline 
             return day_timeline(state, times, start=start, deadline=deadline, end=cmd.at)
         apply_in_place(state, cmd)
         for event in events:
-            if event.kind == "phase_started":
-                start, deadline = cmd.at, datetime.fromisoformat(event.data["deadline"])
-            elif event.kind == "extended":
-                deadline = datetime.fromisoformat(event.data["deadline"])
+            if event.kind is EventKind.PHASE_STARTED:
+                start = cmd.at
+                deadline = datetime.fromisoformat(event.read(PhaseStarted).deadline)
+            elif event.kind is EventKind.EXTENDED:
+                deadline = datetime.fromisoformat(event.read(Extended).deadline)
     return None
 
 
@@ -265,8 +276,8 @@ def _named(cmd: c.Command, events: list[Event], state: GameState | None = None
         return {cmd.by: cmd.name}
     if isinstance(cmd, c.Replace):
         for event in events:
-            if event.kind == "replaced" and isinstance(event.data.get("new"), int):
-                new = int(event.data["new"])
+            if event.kind is EventKind.REPLACED:
+                new = event.read(Replaced).new
                 seat = state.player(new) if state is not None else None
                 if seat is not None:
                     return {new: seat.name}
@@ -305,9 +316,10 @@ FILES_KIND_ARCHIVE = "archive"
 def files_for(event: Event) -> list[dict[str, int | str]]:
     """Files an announcement carries, built when it is delivered (from committed data):
     a day's result with votes gets its vote timeline, the end of the game the archive."""
-    if event.kind == "day_result" and event.audience.kind == "public" and event.data.get("tally"):
-        return [{"kind": FILES_KIND_TIMELINE, "day": int(event.data["number"])}]
-    if event.kind == "game_over" and event.audience.kind == "public":
+    if event.kind is EventKind.DAY_RESULT and event.audience.kind == "public" \
+            and (result := event.read(DayResult)).tally:
+        return [{"kind": FILES_KIND_TIMELINE, "day": result.number}]
+    if event.kind is EventKind.GAME_OVER and event.audience.kind == "public":
         return [{"kind": FILES_KIND_ARCHIVE}]
     return []
 
@@ -344,9 +356,10 @@ def _secret(seq: int, cmd: c.Command, events: list[Event]) -> Secret | None:
 
 # Shop events a phase's end carries out (evening purchases ordered by day, spells and
 # items taking effect): kept with the hidden traffic, addressed to whom they concern.
-EFFECTS = frozenset({"purchase", "buy_failed", "buy_skipped", "spell_cast", "spell_blocked",
-                     "spell_on_you", "cheque_book_saved", "alarm_clock_used", "armour_saved",
-                     "club_used"})
+EFFECTS = frozenset({EventKind.PURCHASE, EventKind.BUY_FAILED, EventKind.BUY_SKIPPED,
+                     EventKind.SPELL_CAST, EventKind.SPELL_BLOCKED, EventKind.SPELL_ON_YOU,
+                     EventKind.CHEQUE_BOOK_SAVED, EventKind.ALARM_CLOCK_USED,
+                     EventKind.ARMOUR_SAVED, EventKind.CLUB_USED})
 
 
 def _effects(seq: int, cmd: c.Command, events: list[Event]) -> list[Secret]:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from core.commands import Command
-from core.events import Event
+from core.events import Event, EventKind
 from core.i18n import has_key, t
 from core.narrate import (
     Names,
@@ -27,24 +27,28 @@ from core.narrate import (
     team_name,
     votes,
 )
+from core.payloads import PhaseStarted
 from core.state import GameState, PhaseKind
 
 History = Sequence[tuple[int, Command, list[Event]]]
 PhaseFilter = Literal["day", "night"] | None
 
-# A player's copy of something the master's desk already has in its own words.
-_DUPLICATES = frozenset({"order_accepted", "purchase", "buy_ordered", "spell_cast",
-                         "away_ack", "standby_joined", "standby_left", "seat_taken",
-                         "reminder"})  # reminders: the master has the "reminded" list
+# A player's copy of something the master's desk already has in its own words (reminders:
+# the master has the "reminded" list).
+_DUPLICATES = frozenset({EventKind.ORDER_ACCEPTED, EventKind.PURCHASE, EventKind.BUY_ORDERED,
+                         EventKind.SPELL_CAST, EventKind.AWAY_ACK, EventKind.STANDBY_JOINED,
+                         EventKind.STANDBY_LEFT, EventKind.SEAT_TAKEN, EventKind.REMINDER})
 # A whisper's acknowledgement to its sender: addressed to him, it would name him under
 # `/master log player:` although the master option hiding anonymous senders is off
 # (issue 33, K11); with the option on, the desk's "anon_sender" already names him.
-_SENDER_ONLY = frozenset({"whisper_sent"})
+_SENDER_ONLY = frozenset({EventKind.WHISPER_SENT})
 # Events only the master's desk shows: its own account of what players did and why.
-DESK_ONLY = frozenset({"desk_opened", "desk_order", "desk_purchase", "desk_buy_ordered",
-                       "desk_buy_skipped", "desk_buy_failed", "desk_spell",
-                       "desk_spell_blocked", "desk_replaced", "desk_standby", "all_orders_in",
-                       "night_explained", "day_explained", "desk_day_kick"})
+DESK_ONLY = frozenset({EventKind.DESK_OPENED, EventKind.DESK_ORDER, EventKind.DESK_PURCHASE,
+                       EventKind.DESK_BUY_ORDERED, EventKind.DESK_BUY_SKIPPED,
+                       EventKind.DESK_BUY_FAILED, EventKind.DESK_SPELL,
+                       EventKind.DESK_SPELL_BLOCKED, EventKind.DESK_REPLACED,
+                       EventKind.DESK_STANDBY, EventKind.ALL_ORDERS_IN, EventKind.NIGHT_EXPLAINED,
+                       EventKind.DAY_EXPLAINED, EventKind.DESK_DAY_KICK})
 PAGE_BUDGET = 3800  # characters of one page (an embed description holds 4096)
 
 
@@ -67,15 +71,17 @@ def master_log(history: History, *, phase: PhaseFilter = None, number: int | Non
         for event in events:
             if event.kind in _DUPLICATES and event.audience.kind == "players":
                 continue
-            if event.kind == "turn_missed" and event.audience.kind == "players":
+            if event.kind is EventKind.TURN_MISSED and event.audience.kind == "players":
                 continue
             if event.kind in _SENDER_ONLY:
                 continue
-            if event.kind == "phase_started":
-                current, current_no = PhaseKind(event.data["phase"]), int(event.data["number"])
+            if event.kind is EventKind.PHASE_STARTED:
+                started = event.read(PhaseStarted)
+                current, current_no = PhaseKind(started.phase), started.number
             entry = LogEntry(seq=seq, phase=current, number=current_no, event=event)
-            if event.kind in ("game_over", "cancelled"):
-                current = PhaseKind.ENDED if event.kind == "game_over" else PhaseKind.CANCELLED
+            if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED):
+                current = PhaseKind.ENDED if event.kind is EventKind.GAME_OVER \
+                    else PhaseKind.CANCELLED
             if phase is not None and entry.phase != phase:
                 continue
             if number is not None and entry.number != number:
@@ -131,17 +137,17 @@ def standby_list(state: GameState) -> list[tuple[int, str]]:
 def desk_text(event: Event, names: Names, lang: str) -> str:
     """One event as the master reads it: the desk's own words where it has them."""
     kind = event.kind
-    if kind == "night_explained":
+    if kind is EventKind.NIGHT_EXPLAINED:
         return _night(event, names, lang)
-    if kind == "day_explained":
+    if kind is EventKind.DAY_EXPLAINED:
         return _day(event, names, lang)
-    if kind == "desk_opened":
+    if kind is EventKind.DESK_OPENED:
         rows = "; ".join(t("desk.opened.row", lang, name=names(uid),
                            role=role_name(role, lang)) for uid, role, _ in event.data["roles"])
         return t("desk.opened.head", lang, roles=rows or "—")
-    if kind == "desk_day_kick":
+    if kind is EventKind.DESK_DAY_KICK:
         return _day_kick(event, names, lang)
-    if kind == "desk_order":
+    if kind is EventKind.DESK_ORDER:
         p = params(event, names, lang)
         lines = [t("desk.order.line", lang, **p)]
         if event.data.get("fallback") is not None:
@@ -151,17 +157,17 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
         if event.data.get("replaced"):
             lines.append(t("desk.order.replaced", lang))
         return "\n".join(lines)
-    if kind == "desk_buy_failed":
+    if kind is EventKind.DESK_BUY_FAILED:
         reason = describe_error(event.data["code"], dict(event.data.get("params") or {}),
                                 names, lang)
         return t("event.desk_buy_failed", lang, **(params(event, names, lang) | {
             "reason": reason}))
-    if kind == "desk_standby":
+    if kind is EventKind.DESK_STANDBY:
         key = "desk.standby.on" if event.data.get("on") else "desk.standby.off"
         return t(key, lang, uid=names(event.data["uid"]), count=event.data["count"])
     if has_key(f"desk.event.{kind}", lang) and event.audience.kind == "master":
         return t(f"desk.event.{kind}", lang, **params(event, names, lang))
-    if kind in ("desk_buy_ordered", "desk_buy_skipped"):
+    if kind in (EventKind.DESK_BUY_ORDERED, EventKind.DESK_BUY_SKIPPED):
         p = params(event, names, lang)
         if isinstance(event.data.get("if_hanged"), int):
             p["if_hanged"] = names(event.data["if_hanged"])

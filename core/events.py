@@ -3,14 +3,18 @@
 One flat model keeps rendering uniform: the Discord layer renders
 `event.<kind>` from the message catalogue with `data` as parameters, and
 sends it where `audience` says. Player ids in data are user ids.
+
+`data` is what logs and outbox rows store; readers that need a kind's fields take
+them typed with `event.read(Model)` (the models are in core/payloads.py), so strict
+mypy sees them and a reader that asks the wrong kind fails loudly.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from core.team import Team
 
@@ -129,10 +133,31 @@ class Audience(BaseModel):
         return cls(kind="master")
 
 
+class Payload(BaseModel):
+    """The typed fields of the kinds in `KINDS`: a read-only view of `Event.data`.
+    Unknown keys are ignored and fields added after a release have defaults, so rows
+    stored by older versions still read."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    KINDS: ClassVar[frozenset[EventKind]] = frozenset()
+
+
+P = TypeVar("P", bound=Payload)
+
+
 class Event(BaseModel):
     kind: EventKind
     audience: Audience = Field(default_factory=Audience.public)
     data: dict[str, Any] = Field(default_factory=dict)
+    """The stored form, as the engine emitted it. Reading it by key is the legacy path
+    (kept while code written against it is merged): new readers use `read`."""
+
+    def read(self, model: type[P]) -> P:
+        """This event's data as `model`, one of core/payloads.py: typed for mypy; a
+        model of another kind is a programming error (ValueError)."""
+        if self.kind not in model.KINDS:
+            raise ValueError(f"{model.__name__} does not read {self.kind.value} events")
+        return model.model_validate(self.data)
 
     @property
     def public(self) -> bool:

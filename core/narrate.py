@@ -8,10 +8,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from core.events import Event
+from core.events import EventKind as K
 from core.i18n import t
+from core.payloads import (
+    BuyDone,
+    CheckLog,
+    ClanKillFailed,
+    ClanTurn,
+    Composition,
+    DayResult,
+    GameOver,
+    GameResult,
+    Morning,
+    PayoutLine,
+    Payouts,
+    PhaseStarted,
+    PlayerDied,
+    Reminder,
+    TeamChanged,
+    Thanked,
+    TurnMissed,
+    YouDied,
+)
 from core.rules.items import is_item
 from core.team import Team
 
@@ -133,95 +154,143 @@ def readable(data: dict[str, Any], names: Names, lang: str,
 
 
 def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -> str:
-    """One event as a line (or a few) of text in `lang`."""
+    """One event as a line (or a few) of text in `lang`: a match over every kind, so a
+    new kind fails strict mypy here until it is given its words."""
     p = params(event, names, lang, when)
     kind = event.kind
-    if kind == "phase_started":
-        key = "event.phase_started.day" if event.data["phase"] == "day" else \
-            "event.phase_started.night"
-        return t(key, lang, **p) + "\n" + call_to_action(event, lang, when)
-    if kind in ("reminder", "reminder_public", "reminded"):
-        names_of = ", ".join(names(u) for u in event.data.get("owing", [])) or "—"
-        key = f"event.{kind}.{event.data['what']}" if kind != "reminded" else \
-            "event.reminded" if event.data.get("owing") else "event.reminded_none"
-        return t(key, lang, **(p | {"owing": names_of,
-                                    "count": len(event.data.get("owing", []))}))
-    if kind == "morning":
-        victims = event.data["victims"]
-        removed = event.data.get("removed", [])
-        if not victims and not removed:  # "everybody is alive" is false if someone left
-            key = "event.morning.removed_only" if event.data.get("left") else \
-                "event.morning.quiet"
-            return t(key, lang, **p)
-        if len(victims) == 1 and not removed and not event.data.get("stories"):
-            v = victims[0]  # one death: one sentence, not a list
-            return t("event.morning.single", lang, **(p | {"name": names(v["uid"]),
-                                                        "role": role_name(v["role"], lang)}))
-        lines = [t("event.morning.head" if victims else "event.morning.removed_only", lang, **p)]
-        for v in victims:
-            lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
-                           role=role_name(v["role"], lang)))
-        if removed:  # removals for missed turns: with the morning, never alone at night
-            lines.append(t("event.morning.removed", lang))
-            for v in removed:
-                lines.append(t("event.morning.victim", lang, name=names(v["uid"]),
-                               role=role_name(v["role"], lang)))
-        for story in event.data.get("stories", []):
-            lines.append(t("event.morning.story", lang, story=story))
-        return "\n".join(lines)
-    if kind == "day_result":
-        return _day_result(event, names, lang, p)
-    if kind == "game_over":
-        return _game_over(event, names, lang, p)
-    if kind == "you_died":
-        lines = [t(f"event.you_died.{event.data['cause']}", lang),
-                 t("event.you_died.where_graveyard" if event.data.get("graveyard")
-                   else "event.you_died.where", lang)]
-        if event.data.get("ghost"):
-            lines.append(t("event.you_died.ghost", lang))
-        return "\n".join(lines)
-    if kind == "clan_kill_failed" and event.data.get("gone"):
-        return t("event.clan_kill_failed_gone", lang, **p)
-    if kind == "thanked" and not event.data.get("premium"):
-        return t("event.thanked_plain", lang, **p)
-    if kind == "game_result":
-        outcome = "draw" if event.data["draw"] else "won" if event.data["won"] else "lost"
-        return t(f"event.game_result.{outcome}", lang, **p)
-    if kind in ("game_started", "roles_set"):
-        rows = ", ".join(_composition_row(r, lang) for r in event.data["composition"])
-        return t(f"event.{kind}", lang, **(p | {"composition": rows}))
-    if kind in ("log_shared", "log_inherited"):
-        # one check a line: the heading names the investigator, never next to a player
-        checks = "\n".join(f"• {names(c['target'])}: {role_name(c['role'], lang)}"
-                            for c in event.data["checks"]) or "—"
-        text = t(f"event.{kind}", lang, **(p | {"checks": checks}))
-        if event.data.get("note"):
-            text += "\n" + t("event.log_note", lang, note=event.data["note"])
-        return text
-    if kind == "turn_warning" and event.data.get("excused"):
-        return t("event.turn_warning_excused", lang, **p)
-    if kind == "turn_missed" and event.data.get("removed"):
-        return t("event.turn_missed_removed", lang, **p)
-    if kind == "team_changed":
-        members = ", ".join(names(u) for u in event.data["members"])
-        return t("event.team_changed", lang, **(p | {"members": members}))
-    if kind == "cancelled":
-        return t("event.cancelled", lang)
-    if kind == "payouts":
-        return payouts_text(event.data, names, lang)
-    if kind == "vote_cast":
-        return t(vote_key(event.data), lang, **p)
-    if kind == "clan_order":  # without a story the line ends at the target
-        return t("event.clan_order", lang, **p).rstrip()
-    if kind == "clan_turn" and event.data.get("passed") is not None:
-        return t("event.clan_turn_passed", lang, **p)
-    if kind == "buy_done":
-        key = "words.buy_done_if" if event.data.get("if_hanged") else \
-            "words.buy_done_unless" if event.data.get("unless_hanged") else "words.buy_done_nobody"
+    match kind:
+        case K.PHASE_STARTED:
+            return _phase_started(event, lang, p, when)
+        case K.REMINDER | K.REMINDER_PUBLIC | K.REMINDED:
+            return _reminder(event, names, lang, p)
+        case K.MORNING:
+            return _morning(event.read(Morning), names, lang, p)
+        case K.DAY_RESULT:
+            return _day_result(event, names, lang, p)
+        case K.GAME_OVER:
+            return _game_over(event, names, lang, p)
+        case K.YOU_DIED:
+            return _you_died(event.read(YouDied), lang)
+        case K.GAME_STARTED | K.ROLES_SET:
+            rows = ", ".join(_composition_row(r, lang) for r in event.read(Composition).composition)
+            return t(f"event.{kind}", lang, **(p | {"composition": rows}))
+        case K.LOG_SHARED | K.LOG_INHERITED:
+            return _check_log(event, names, lang, p)
+        case K.TEAM_CHANGED:
+            members = ", ".join(names(u) for u in event.read(TeamChanged).members)
+            return t("event.team_changed", lang, **(p | {"members": members}))
+        case K.CANCELLED:
+            return t("event.cancelled", lang)
+        case K.PAYOUTS:
+            return payouts_text(event.data, names, lang)
+        case K.CLAN_ORDER:  # without a story the line ends at the target
+            return t("event.clan_order", lang, **p).rstrip()
+        case (K.VOTE_CAST | K.CLAN_KILL_FAILED | K.THANKED | K.GAME_RESULT | K.TURN_WARNING
+              | K.TURN_MISSED | K.CLAN_TURN | K.BUY_DONE | K.PLAYER_DIED):
+            return t(variant_key(event), lang, **p)
+        case (K.ACTION_FAILED | K.ALARM_CLOCK_USED | K.ALL_ORDERS_IN | K.ANON_POST
+              | K.ANON_SENDER | K.ARMOUR_SAVED | K.AWAY_ACK | K.AWAY_NOTED | K.BONUS_GRANTED
+              | K.BUY_FAILED | K.BUY_ORDERED | K.BUY_SKIPPED | K.CHECK_RESULT | K.CHECKED_IN
+              | K.CHEQUE_BOOK_SAVED | K.CLUB_USED | K.DAY_EXPLAINED | K.DESK_BUY_FAILED
+              | K.DESK_BUY_ORDERED | K.DESK_BUY_SKIPPED | K.DESK_DAY_KICK | K.DESK_OPENED
+              | K.DESK_ORDER | K.DESK_PURCHASE | K.DESK_REPLACED | K.DESK_SPELL
+              | K.DESK_SPELL_BLOCKED | K.DESK_STANDBY | K.EXTENDED | K.GHOST_EXCLUDED | K.JOINED
+              | K.KILL_DONE | K.LEFT | K.MATE_DIED | K.NIGHT_EXPLAINED | K.OPERATIVE_BENCHED
+              | K.OPTIONS_SET | K.ORDER_ACCEPTED | K.ORDERS_ALL_IN | K.PROMOTED
+              | K.PROTECTION_USED | K.PUBLIC_MOVE | K.PURCHASE | K.REPLACED | K.ROLE_DEALT
+              | K.SEAT_TAKEN | K.SHOT_DONE | K.SIGHT_ALL | K.SIGHT_THREADS | K.SPELL_BLOCKED
+              | K.SPELL_CAST | K.SPELL_ON_YOU | K.STANDBY_JOINED | K.STANDBY_LEFT
+              | K.TARGET_GONE | K.VOTE_WITHDRAWN | K.WHISPER | K.WHISPER_SENT):
+            return t(f"event.{kind}", lang, **p)
+        case _:
+            assert_never(kind)
+
+
+def variant_key(event: Event) -> str:
+    """The catalogue key of a kind whose words depend on one fact of its payload."""
+    match event.kind:
+        case K.VOTE_CAST:
+            return vote_key(event.data)
+        case K.CLAN_KILL_FAILED if event.read(ClanKillFailed).gone:
+            return "event.clan_kill_failed_gone"
+        case K.THANKED if not event.read(Thanked).premium:
+            return "event.thanked_plain"
+        case K.GAME_RESULT:
+            result = event.read(GameResult)
+            return "event.game_result." + (
+                "draw" if result.draw else "won" if result.won else "lost")
+        case K.TURN_WARNING if event.read(TurnMissed).excused:
+            return "event.turn_warning_excused"
+        case K.TURN_MISSED if event.read(TurnMissed).removed:
+            return "event.turn_missed_removed"
+        case K.CLAN_TURN if event.read(ClanTurn).passed is not None:
+            return "event.clan_turn_passed"
+        case K.BUY_DONE:
+            done = event.read(BuyDone)
+            return "words.buy_done_if" if done.if_hanged else \
+                "words.buy_done_unless" if done.unless_hanged else "words.buy_done_nobody"
+        case K.PLAYER_DIED if event.read(PlayerDied).role is None:
+            return "event.player_died_hidden"
+    return f"event.{event.kind}"
+
+
+def _phase_started(event: Event, lang: str, p: dict[str, Any], when: When) -> str:
+    day = event.read(PhaseStarted).day
+    key = "event.phase_started.day" if day else "event.phase_started.night"
+    return t(key, lang, **p) + "\n" + call_to_action(event, lang, when)
+
+
+def _reminder(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
+    reminder = event.read(Reminder)
+    names_of = ", ".join(names(u) for u in reminder.owing) or "—"
+    if event.kind is K.REMINDED:
+        key = "event.reminded" if reminder.owing else "event.reminded_none"
+    else:
+        key = f"event.{event.kind}.{reminder.what}"
+    return t(key, lang, **(p | {"owing": names_of, "count": len(reminder.owing)}))
+
+
+def _morning(morning: Morning, names: Names, lang: str, p: dict[str, Any]) -> str:
+    victims, removed = morning.victims, morning.removed
+    if not victims and not removed:  # "everybody is alive" is false if someone left
+        key = "event.morning.removed_only" if morning.left else "event.morning.quiet"
         return t(key, lang, **p)
-    if kind == "player_died" and event.data.get("role") is None:
-        return t("event.player_died_hidden", lang, **p)
-    return t(f"event.{kind}", lang, **p)
+    if len(victims) == 1 and not removed and not morning.stories:
+        v = victims[0]  # one death: one sentence, not a list
+        return t("event.morning.single", lang, **(p | {"name": names(v.uid),
+                                                    "role": role_name(v.role, lang)}))
+    lines = [t("event.morning.head" if victims else "event.morning.removed_only", lang, **p)]
+    for v in victims:
+        lines.append(t("event.morning.victim", lang, name=names(v.uid),
+                       role=role_name(v.role, lang)))
+    if removed:  # removals for missed turns: with the morning, never alone at night
+        lines.append(t("event.morning.removed", lang))
+        for v in removed:
+            lines.append(t("event.morning.victim", lang, name=names(v.uid),
+                           role=role_name(v.role, lang)))
+    for story in morning.stories:
+        lines.append(t("event.morning.story", lang, story=story))
+    return "\n".join(lines)
+
+
+def _you_died(died: YouDied, lang: str) -> str:
+    lines = [t(f"event.you_died.{died.cause}", lang),
+             t("event.you_died.where_graveyard" if died.graveyard
+               else "event.you_died.where", lang)]
+    if died.ghost:
+        lines.append(t("event.you_died.ghost", lang))
+    return "\n".join(lines)
+
+
+def _check_log(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
+    """One check a line: the heading names the investigator, never next to a player."""
+    log = event.read(CheckLog)
+    checks = "\n".join(f"• {names(c.target)}: {role_name(c.role, lang)}"
+                        for c in log.checks) or "—"
+    text = t(f"event.{event.kind}", lang, **(p | {"checks": checks}))
+    if log.note:
+        text += "\n" + t("event.log_note", lang, note=log.note)
+    return text
 
 
 def vote_key(data: dict[str, Any]) -> str:
@@ -237,43 +306,40 @@ def vote_key(data: dict[str, Any]) -> str:
 def call_to_action(event: Event, lang: str, when: When = _iso_minutes) -> str:
     """What a phase asks of the players and by when; the same words for everybody (by
     night it names no role: whoever has a night move knows it)."""
-    if event.data["phase"] == "day":
-        what = "checkin" if event.data["number"] == 0 else "vote"
-    else:
-        what = "night"
-    return t(f"tally.cta.{what}", lang, deadline=when(event.data["deadline"]))
+    phase = event.read(PhaseStarted)
+    what = ("checkin" if phase.number == 0 else "vote") if phase.day else "night"
+    return t(f"tally.cta.{what}", lang, deadline=when(phase.deadline))
 
 
-def _composition_row(row: list[Any], lang: str) -> str:
+def _composition_row(row: tuple[str, int, int | None], lang: str) -> str:
     role, count, clan = row
     text = role_name(role, lang) + (f" ×{count}" if count > 1 else "")
     return text + (f" ({team_name(Team.clan(clan), lang)})" if clan else "")
 
 
 def _day_result(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
-    tally = sorted(event.data["tally"].items(), key=lambda kv: -kv[1])
-    lines = [t("event.day_result.head", lang, **phase_words(event.data["number"], lang))]
+    result = event.read(DayResult)
+    tally = sorted(result.tally.items(), key=lambda kv: -kv[1])
+    lines = [t("event.day_result.head", lang, **phase_words(result.number, lang))]
     for target, halves in tally:
-        lines.append(t("event.day_result.row", lang, name=names(int(target)),
+        lines.append(t("event.day_result.row", lang, name=names(target),
                        votes=votes(halves, lang)))
-    hanged = event.data["hanged"]
-    if hanged is None:
+    if result.hanged is None:
         lines.append(t("event.day_result.nobody", lang))
-    else:
-        # The hanging itself is announced once, by the player_died event that follows.
-        if event.data.get("tied"):
-            lines.append(t("event.day_result.tie", lang, name=names(hanged)))
+    elif result.tied:  # the hanging itself is announced once, by the player_died after
+        lines.append(t("event.day_result.tie", lang, name=names(result.hanged)))
     return "\n".join(lines)
 
 
 def _game_over(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
-    head = t("event.game_over.draw", lang) if event.data["draw"] else \
+    over = event.read(GameOver)
+    head = t("event.game_over.draw", lang) if over.draw else \
         t("event.game_over.head", lang, winners=p["winners"])
     lines = [head]
-    for row in event.data["roles"]:
-        key = "event.game_over.winner" if row["winner"] else "event.game_over.row"
-        state = t("term.alive" if row["alive"] else "term.dead", lang)
-        lines.append(t(key, lang, name=names(row["uid"]), role=role_name(row["role"], lang),
+    for row in over.roles:
+        key = "event.game_over.winner" if row.winner else "event.game_over.row"
+        state = t("term.alive" if row.alive else "term.dead", lang)
+        lines.append(t(key, lang, name=names(row.uid), role=role_name(row.role, lang),
                        state=state))
     return "\n".join(lines)
 
@@ -290,22 +356,23 @@ def payouts_text(data: dict[str, Any], names: Names, lang: str,
                  user: Callable[[str], str] = str) -> str:
     """The payout table with its figures: one line per player, then the secret bonuses
     (their reasons are the master's words: `user` escapes them for the medium)."""
+    payouts = Payouts.model_validate(data)
     lines = [t("payouts.head", lang)]
-    by_uid: dict[int, list[dict[str, Any]]] = {}
-    for line in data["lines"]:
-        by_uid.setdefault(line["uid"], []).append(line)
+    by_uid: dict[int, list[PayoutLine]] = {}
+    for line in payouts.lines:
+        by_uid.setdefault(line.uid, []).append(line)
     for uid, rows in by_uid.items():
         parts = ", ".join(
-            t(f"payouts.reason.{r['reason']}", lang, count=r["count"], amount=r["amount"])
+            t(f"payouts.reason.{r.reason}", lang, count=r.count, amount=r.amount)
             for r in rows)
-        total = sum(r["amount"] for r in rows)
+        total = sum(r.amount for r in rows)
         lines.append(t("payouts.row", lang, name=names(uid),
                        total=t("currency.lira", lang, count=total), parts=parts))
-    for bonus in data.get("bonuses", []):
-        if bonus["secret"]:
-            lines.append(t("payouts.secret_bonus", lang, name=names(bonus["uid"]),
-                           amount=t("currency.lira", lang, count=bonus["amount"]),
-                           reason=user(bonus["reason"])))
+    for bonus in payouts.bonuses:
+        if bonus.secret:
+            lines.append(t("payouts.secret_bonus", lang, name=names(bonus.uid),
+                           amount=t("currency.lira", lang, count=bonus.amount),
+                           reason=user(bonus.reason)))
     return "\n".join(lines)
 
 

@@ -26,11 +26,12 @@ SILENCE_KIND = "silence"  # Outbox.kind: who may no longer (or again) post in th
 # Events the sender's own interaction reply already shows (an ephemeral answer): his
 # place is not pinged again for what he just did himself.
 SHOWN_IN_REPLY = frozenset({
-    "order_accepted", "whisper_sent", "away_ack", "buy_ordered", "purchase", "spell_cast",
+    EventKind.ORDER_ACCEPTED, EventKind.WHISPER_SENT, EventKind.AWAY_ACK, EventKind.BUY_ORDERED,
+    EventKind.PURCHASE, EventKind.SPELL_CAST,
 })
 # Events addressed to a team channel that also change one member's own card: pushed to
 # that member's place too (the team's channel gets them as well).
-CARD_CHANGES = frozenset({"promoted"})
+CARD_CHANGES = frozenset({EventKind.PROMOTED})
 
 Row = tuple[str, dict[str, Any]]
 
@@ -95,7 +96,7 @@ def pushes(by: int, state: GameState, events: list[Event]) -> list[Push]:
         return out[seat]
 
     for event in events:
-        if event.kind == "replaced":
+        if event.kind is EventKind.REPLACED:
             old, new = event.data.get("old"), event.data.get("new")
             if isinstance(old, int) and isinstance(new, int) and (p := push(new)) is not None:
                 p.remove.append(old)
@@ -120,7 +121,7 @@ def stale(state: GameState, event: Event, uid: int) -> bool:
     """A reminder (scheduled or a prod) whose reason is gone when it is delivered: the
     player has done what it asked meanwhile (voted, ordered, checked in), the phase it
     was about is over, or he no longer owes anything. It is dropped, not sent late."""
-    if event.kind != EventKind.REMINDER:
+    if event.kind is not EventKind.REMINDER:
         return False
     data = event.data
     return not (duty(state) == data.get("what") and state.number == data.get("number")

@@ -338,3 +338,86 @@ def test_the_length_check_counts_methods_and_nested_functions(tmp_path: Path) ->
         + "def outer():\n    def inner():\n" + body(60, "        "))
     assert long_functions(tmp_path) == {"core.a.K.m": 61, "core.a.outer": 62,
                                         "core.a.outer.inner": 61}
+# --- event kinds are read as EventKind members, never as strings --------------------------
+#: Where kinds are made, and so may be spelt: the engine, its rules and the enum itself.
+KIND_MAKERS = ("core/engine.py", "core/events.py", "core/rules/")
+#: Functions whose `kind` is not an event's (a card notice's kinds share a few words).
+NOT_EVENT_KINDS = {"notice_text"}
+
+
+def _event_kind_values() -> frozenset[str]:
+    from core.events import EventKind
+
+    return frozenset(k.value for k in EventKind)
+
+
+def _kind_strings(node: ast.expr, kinds: frozenset[str]) -> bool:
+    """A string that is an event kind, or a literal collection made only of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value in kinds
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in ("frozenset", "set", "tuple") and len(node.args) == 1:
+        return _kind_strings(node.args[0], kinds)
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else \
+        [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else []
+    return len(items) >= 2 and all(_kind_strings(i, kinds) for i in items)
+
+
+def _is_kind(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "kind") or \
+        (isinstance(node, ast.Name) and node.id in ("kind", "kinds"))
+
+
+def string_kind_reads(root: Path = ROOT) -> list[str]:
+    """Places outside the engine that compare an event kind with a string, or spell a
+    set (or dict) of kinds as strings: such a read survives a renamed kind silently."""
+    kinds = _event_kind_values()
+    files = [root / "bot.py", root / "cli.py",
+             *(p for d in ("core", "cogs", "archive") for p in sorted((root / d).rglob("*.py")))]
+    found: set[tuple[str, int]] = set()
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        if not path.exists() or rel.startswith(KIND_MAKERS):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+                and f.name in NOT_EVENT_KINDS for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                bad = any(_is_kind(s) for s in sides) and any(_kind_strings(s, kinds)
+                                                              for s in sides)
+            elif isinstance(node, ast.Match):
+                bad = _is_kind(node.subject) and any(
+                    isinstance(c.pattern, ast.MatchValue)
+                    and _kind_strings(c.pattern.value, kinds) for c in node.cases)
+            else:
+                bad = isinstance(node, (ast.Set, ast.Dict, ast.Call)) \
+                    and _kind_strings(node, kinds)
+            if bad:
+                found.add((rel, getattr(node, "lineno", 0)))
+    return [f"{rel}:{line}" for rel, line in sorted(found)]
+
+
+def test_event_kinds_are_read_as_members_outside_the_engine() -> None:
+    """`e.kind is EventKind.VOTE_CAST`, not `e.kind == "vote_cast"` (issue 31)."""
+    assert string_kind_reads() == []
+
+
+def test_the_kind_check_would_catch_a_string_read(tmp_path: Path) -> None:
+    (tmp_path / "cogs").mkdir()
+    (tmp_path / "core" / "rules").mkdir(parents=True)
+    (tmp_path / "archive").mkdir()
+    (tmp_path / "cogs" / "a.py").write_text(
+        'if e.kind == "vote_cast":\n    pass\n'
+        'if kind in ("game_over", "cancelled"):\n    pass\n'
+        'S = frozenset({"joined", "left"})\n'
+        'C = {"morning": 1, "payouts": 2}\n'
+        'match e.kind:\n    case "morning":\n        pass\n'
+        'ok = e.audience.kind == "public" or s.kind in ("whisper", "anon")\n'
+        'def notice_text(kind):\n    return kind == "whisper"\n')
+    (tmp_path / "core" / "rules" / "b.py").write_text('x = e.kind == "vote_cast"\n')
+    assert string_kind_reads(tmp_path) == [
+        "cogs/a.py:1", "cogs/a.py:3", "cogs/a.py:5", "cogs/a.py:6", "cogs/a.py:7"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import discord
 
-from core.events import Event
+from core.events import Event, EventKind
 from core.i18n import t
 from core.narrate import (
     describe,
@@ -33,9 +33,10 @@ GREEN = discord.Colour.green()
 PURPLE = discord.Colour.purple()
 
 _COLOURS = {
-    "vote_cast": RED, "vote_withdrawn": GREY, "player_died": RED, "day_result": RED,
-    "morning": NIGHT, "game_over": GREEN, "payouts": GREEN, "anon_post": PURPLE,
-    "public_move": PURPLE, "cancelled": GREY,
+    EventKind.VOTE_CAST: RED, EventKind.VOTE_WITHDRAWN: GREY, EventKind.PLAYER_DIED: RED,
+    EventKind.DAY_RESULT: RED, EventKind.MORNING: NIGHT, EventKind.GAME_OVER: GREEN,
+    EventKind.PAYOUTS: GREEN, EventKind.ANON_POST: PURPLE, EventKind.PUBLIC_MOVE: PURPLE,
+    EventKind.CANCELLED: GREY,
 }
 
 
@@ -49,18 +50,18 @@ def event_embed(event: Event, lang: str) -> discord.Embed:
     """An event as one embed. It may exceed Discord's limits (a morning with three long
     stories): the outbox splits it (cogs/ui/limits.py); replies use `reply_embed`."""
     colour = _COLOURS.get(event.kind)
-    if event.kind == "phase_started":
+    if event.kind is EventKind.PHASE_STARTED:
         colour = DAY if event.data["phase"] == "day" else NIGHT
     embed = discord.Embed(description=text_of(event, lang), colour=colour or GREY)
-    if event.kind == "vote_cast":  # the public vote: unambiguous, in red; a Shout says so
+    if event.kind is EventKind.VOTE_CAST:  # the public vote: unambiguous, in red; a Shout says so
         embed.title = t("vote.embed_title_shout" if event.data.get("shout")
                         else "vote.embed_title", lang)
-    if event.kind == "anon_post":
+    if event.kind is EventKind.ANON_POST:
         sig = event.data.get("signature")
         embed.description = user_text(event.data["text"])
         embed.set_footer(text=t("anon.signed", lang, role=role_name(sig, lang)) if sig
                          else t("anon.unsigned", lang))
-    if event.kind == "payouts":
+    if event.kind is EventKind.PAYOUTS:
         embed.description = payout_table(event, lang)
     return embed
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import discord
 
 from core import commands as c
+from core.events import EventKind
 from core.i18n import t
 from core.views import menu_seen
 from core.visibility import card
@@ -62,6 +63,6 @@ async def cast_vote(interaction: discord.Interaction[MafiaBot], game_id: int, ta
     applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
                                            shout=shout, admin=bool(perms.manage_guild),
                                            seen=seen))
-    event = next(e for e in applied.events if e.kind == "vote_cast")
+    event = next(e for e in applied.events if e.kind is EventKind.VOTE_CAST)
     await interaction.response.send_message(embed=reply_embed(event, info.language),
                                             ephemeral=True)

@@ -53,7 +53,7 @@ def default_route(event: Event) -> bool:
     Other private notes ('players', 'master') are answered by the Discord layer from
     the returned events; it can make any of them durable with `extra_outbox`.
     """
-    return event.audience.kind in ("public", "team") or event.kind == REMINDER
+    return event.audience.kind in ("public", "team") or event.kind is REMINDER
 
 
 class OutboxItem(BaseModel):
