@@ -10,10 +10,15 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.access import ChannelKind, game_place_refusal
 from core.errors import ErrorCode, RuleError
 from core.i18n import t
-from core.storage.observer import DiscordPatch, GameInfo, OutboxItem
+from core.storage.observer import (
+    ChannelKind,
+    DiscordPatch,
+    GameInfo,
+    OutboxItem,
+    game_place_refusal,
+)
 from core.vocabulary import Options
 
 from . import balance, desk

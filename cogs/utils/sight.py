@@ -20,8 +20,7 @@ import logging
 import discord
 
 from core import commands as c
-from core.access import Sight
-from core.storage.service import GameInfo
+from core.storage.observer import GameInfo, Sight
 
 from .bot import MafiaBot, now
 

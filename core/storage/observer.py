@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from core import access, desk, places, views
+from core.access import ChannelKind as ChannelKind
 from core.access import Sight as Sight
+from core.access import game_place_refusal as game_place_refusal
 from core.balance import Job, job_for
 from core.commands import Command
 from core.events import Event
