@@ -19,6 +19,7 @@ from core import access, desk, places, views
 from core.access import ChannelKind as ChannelKind
 from core.access import Sight as Sight
 from core.access import game_place_refusal as game_place_refusal
+from core.archive import team_channel_readers
 from core.balance import Job, job_for
 from core.commands import Command
 from core.events import Event
@@ -197,6 +198,14 @@ class Observer:
     async def seat_count(self, game_id: int) -> int:
         return len(places.seats(await self._state(game_id)))
 
-    async def stale(self, game_id: int, event: Event, uid: int) -> bool:
-        return places.stale(await self._state(game_id), event, uid)
+    async def fresh(self, game_id: int, events: list[Event], uid: int) -> list[Event]:
+        """Those of `events` to `uid` whose reason still holds (a reminder after he voted
+        is not sent late: core.places.stale)."""
+        state = await self._state(game_id)
+        return [e for e in events if not places.stale(state, e, uid)]
+
+    async def team_channel_readers(self, game_id: int, team: str, members: list[int]
+                                   ) -> list[int]:
+        """Who reads a private channel once the game is over (core.archive)."""
+        return team_channel_readers(await self._state(game_id), team, members)
 
