@@ -1,7 +1,9 @@
 """What every game cog shares: finding the game, applying a command, replying.
 
 A cog turns an interaction into an engine command and the outcome into a
-reply; the rules decide everything. Refusals (RuleError) are rendered once, in
+reply; the rules decide everything. It never holds a game's state: what it shows comes
+as views from the facade (`observe`, core/storage/observer.py), and a player typed in
+an option arrives resolved to his id (`PlayerArg.transform`). Refusals (RuleError) are rendered once, in
 the tree's error handler, as an ephemeral message in the user's language.
 """
 
