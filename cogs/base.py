@@ -3,8 +3,9 @@
 A cog turns an interaction into an engine command and the outcome into a
 reply; the rules decide everything. It never holds a game's state: what it shows comes
 as views from the facade (`observe`, core/storage/observer.py), and a player typed in
-an option arrives resolved to his id (`PlayerArg.transform`). Refusals (RuleError) are rendered once, in
-the tree's error handler, as an ephemeral message in the user's language.
+an option arrives resolved to his id (`PlayerArg.transform`). Refusals (RuleError) are
+rendered once, in the tree's error handler, as an ephemeral message in the user's
+language.
 """
 
 from __future__ import annotations
