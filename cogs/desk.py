@@ -36,7 +36,8 @@ from .overwrites import member_overwrite
 from .ui.components import _guarded
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
-from .utils.bot import MafiaBot, is_admin, now
+from .utils.actions import command
+from .utils.bot import MafiaBot, is_admin
 from .utils.posting import (
     BOT_ALLOW,
     HIDDEN,
@@ -208,8 +209,7 @@ async def _check_master(interaction: discord.Interaction[MafiaBot], info: GameIn
     bot = interaction.client
     await bot.observe.require_master(info.id, interaction.user.id, admin=is_admin(interaction))
     if await bot.observe.records_host(info.id, interaction.user.id):
-        await bot.apply(info, c.Host(by=interaction.user.id, at=now(),
-                                     admin=is_admin(interaction)))
+        await command(interaction, info, c.Host, noted=True)
 
 
 async def send_log(interaction: discord.Interaction[MafiaBot], info: GameInfo, *, file: bool,
@@ -257,11 +257,10 @@ async def turn_page(interaction: discord.Interaction[MafiaBot], game_id: int, pa
 async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
     """/game standby: put oneself on the standby list of the running game, or off it."""
     bot = interaction.client
-    applied = await bot.apply(info, c.Standby(
-        by=interaction.user.id, at=now(), admin=is_admin(interaction),
-        name=interaction.user.display_name[:100], bot=interaction.user.bot,
-        handle=interaction.user.name[:100],
-        sight=member_sight(bot, info, interaction.user, interaction.permissions)))
+    applied = await command(
+        interaction, info, c.Standby, noted=True, name=interaction.user.display_name[:100],
+        bot=interaction.user.bot, handle=interaction.user.name[:100],
+        sight=member_sight(bot, info, interaction.user, interaction.permissions))
     lang = user_lang(interaction)
     told = next(e for e in applied.events if e.kind in ("standby_joined", "standby_left"))
     key = "desk.standby.joined" if told.kind == "standby_joined" else "desk.standby.left"
@@ -291,8 +290,7 @@ async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, ol
         if member is not None:
             fields |= {"new_admin": member_admin(member), "handle": member.name[:100],
                        "new_sight": member_sight(bot, info, member)}
-    await bot.apply(info, c.Replace(by=interaction.user.id, at=now(),
-                                    admin=is_admin(interaction), **fields))
+    await command(interaction, info, c.Replace, noted=True, **fields)
     await ack(interaction, "master.replaced")
 
 

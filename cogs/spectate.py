@@ -14,15 +14,14 @@ from core.storage.observer import GameInfo
 
 from .ui.markup import user_text
 from .ui.text import user_lang
-from .utils.bot import MafiaBot, is_admin, now
+from .utils.actions import command
+from .utils.bot import MafiaBot
 
 
 async def spectate(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
-    bot = interaction.client
-    done = await bot.apply(info, c.Spectate(
-        by=interaction.user.id, at=now(), admin=is_admin(interaction),
-        name=interaction.user.display_name[:100], bot=interaction.user.bot,
-        handle=interaction.user.name[:100]))
+    done = await command(interaction, info, c.Spectate, noted=True,
+                         name=interaction.user.display_name[:100], bot=interaction.user.bot,
+                         handle=interaction.user.name[:100])
     lang = user_lang(interaction)
     key = "spectate.done_teams" if done.spectators_see_teams else "spectate.done"
     await interaction.response.send_message(

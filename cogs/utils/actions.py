@@ -54,16 +54,14 @@ async def join_or_leave(interaction: discord.Interaction[MafiaBot], game: GameIn
     """Shared by /game join|leave and the signup message's buttons."""
     bot = interaction.client
     info = await game_info(interaction, game)
-    cmd: c.Command
-    if action == "join":
+    if action == "join":  # his rights go with his seat: no sight to note before it
         name = getattr(interaction.user, "display_name", interaction.user.name)
-        cmd = c.Join(by=interaction.user.id, at=now(), name=name[:100],
-                     bot=interaction.user.bot, handle=interaction.user.name[:100],
-                     admin=is_admin(interaction),
-                     sight=member_sight(bot, info, interaction.user, interaction.permissions))
+        done = await command(
+            interaction, info, c.Join, noted=True, name=name[:100], bot=interaction.user.bot,
+            handle=interaction.user.name[:100],
+            sight=member_sight(bot, info, interaction.user, interaction.permissions))
     else:
-        cmd = c.Leave(by=interaction.user.id, at=now())
-    done = await bot.apply(info, cmd)
+        done = await command(interaction, info, c.Leave, noted=True, admin=False)
     lang = user_lang(interaction)
     key = "lobby.joined" if action == "join" else "lobby.left"
     await interaction.response.send_message(
