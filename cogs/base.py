@@ -1,8 +1,11 @@
 """What every game cog shares: finding the game, applying a command, replying.
 
 A cog turns an interaction into an engine command and the outcome into a
-reply; the rules decide everything. Refusals (RuleError) are rendered once, in
-the tree's error handler, as an ephemeral message in the user's language.
+reply; the rules decide everything. It never holds a game's state: what it shows comes
+as views from the facade (`observe`, core/storage/observer.py), and a player typed in
+an option arrives resolved to his id (`PlayerArg.transform`). Refusals (RuleError) are
+rendered once, in the tree's error handler, as an ephemeral message in the user's
+language.
 """
 
 from __future__ import annotations
@@ -16,13 +19,12 @@ from discord.ext import commands
 from core import commands as c
 from core.errors import RuleError
 from core.i18n import t
-from core.storage.service import Applied, GameInfo, GameService
-from core.views import parse_player, seat_uids, target_choices
-from core.visibility import PublicView, public_view
+from core.storage.observer import GameInfo, GameService, Observer, Outcome
+from core.visibility import PublicView
 
 from .ui.text import user_lang
-from .utils.bot import MafiaBot, is_admin, now
-from .utils.sight import note_sight
+from .utils.actions import command
+from .utils.bot import MafiaBot
 
 MAX_CHOICES = 25
 
@@ -33,29 +35,25 @@ class GameCog(commands.Cog):
 
     @property
     def service(self) -> GameService:
+        """Games' records (create, Discord-side columns); their state only via `observe`."""
         return self.bot.service
+
+    @property
+    def observe(self) -> Observer:
+        """What a viewer may see of a game: a cog's only way to a game's state."""
+        return self.bot.observe
 
     async def game_here(self, interaction: discord.Interaction[MafiaBot], *,
                         finished: bool = False) -> GameInfo:
         return await self.bot.find_game(interaction, finished=finished)
 
     async def apply(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
-                    cmd: type[c.Command], **fields: Any) -> Applied:
-        await note_sight(interaction, info)  # a right given during the game: RULES.md §8
-        command = c.stamped(cmd(by=interaction.user.id, at=now(), admin=is_admin(interaction),
-                                **fields), info.seen)
-        return await self.bot.apply(info, command)
-
-    async def apply_to(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
-                       cmd: type[c.Command], player: str, **fields: Any) -> Applied:
-        """`apply` for a command aimed at the player typed in an option (its `target`),
-        resolved against the game's current seats."""
-        state = await self.service.state(info.id)
-        return await self.apply(interaction, info, cmd, target=parse_player(player, state),
-                                **fields)
+                    cmd: type[c.Command], **fields: Any) -> Outcome:
+        """The caller's command (cogs.utils.actions.command: the one path to the engine)."""
+        return await command(interaction, info, cmd, **fields)
 
     async def view(self, info: GameInfo) -> PublicView:
-        return public_view(await self.service.state(info.id))
+        return await self.observe.view(info.id)
 
 
 async def ack(interaction: discord.Interaction[MafiaBot], key: str, **values: Any) -> None:
@@ -66,18 +64,37 @@ async def ack(interaction: discord.Interaction[MafiaBot], key: str, **values: An
 
 
 # --- player options: autocomplete of the game's players ---------------------------------
-class PlayerArg(app_commands.Transformer):
-    """A string option offering the game's players; `kind` picks which ones."""
+class Refused(app_commands.AppCommandError):
+    """A rule refusal met while an option was resolved: the tree's error handler
+    renders `original` as it renders a command's own (bot.py `on_error`)."""
 
-    def __init__(self, kind: str = "living") -> None:
+    def __init__(self, original: RuleError) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+class PlayerArg(app_commands.Transformer):
+    """A string option offering the game's players; `kind` picks which ones. What was
+    typed (an id from autocomplete, a mention, a name) arrives in the command resolved
+    to the player's id, against the game the command is about (`finished`: a game
+    over counts, as for /master log)."""
+
+    def __init__(self, kind: str = "living", *, finished: bool = False) -> None:
         self.kind = kind
+        self.finished = finished
 
     @property
     def type(self) -> discord.AppCommandOptionType:
         return discord.AppCommandOptionType.string
 
-    async def transform(self, interaction: discord.Interaction[Any], value: str) -> str:
-        return value  # resolved against the game in the command, where the state is loaded
+    async def transform(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
+                        value: str) -> int:
+        try:
+            bot = interaction.client
+            info = await bot.find_game(interaction, finished=self.finished)
+            return await bot.observe.player(info.id, value)
+        except RuleError as err:
+            raise Refused(err) from err
 
     async def autocomplete(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
                            value: str) -> list[app_commands.Choice[str]]:
@@ -93,11 +110,11 @@ class PlayerArg(app_commands.Transformer):
     async def offered(self, interaction: discord.Interaction[MafiaBot], info: GameInfo
                       ) -> list[tuple[int, str]]:
         """The (uid, label) pairs this option offers the sender; a subclass offers others."""
-        state = await interaction.client.service.state(info.id)
+        observe = interaction.client.observe
         guild = interaction.guild
         shown = {}
-        for uid in seat_uids(state):
+        for uid in await observe.seats(info.id):
             member = guild.get_member(uid) if guild else None
             if member is not None:
                 shown[uid] = member.display_name
-        return target_choices(state, interaction.user.id, self.kind, shown)
+        return await observe.choices(info.id, interaction.user.id, self.kind, shown)

@@ -18,29 +18,26 @@ from typing import Any, Protocol
 import discord
 
 from core import commands as c
-from core.access import may_master, records_host, require_master
 from core.desk import (
     PhaseFilter,
     desk_text,
-    known_names,
     log_lines,
     master_log,
     paginate,
-    standby_list,
 )
 from core.errors import ErrorCode, RuleError
 from core.events import Event, EventKind
 from core.i18n import t
+from core.storage.observer import GameInfo, GameService
 from core.storage.outbox import OutboxEntry
-from core.storage.service import GameInfo, GameService
-from core.views import parse_player
 
-from .base import PlayerArg, ack
+from .base import PlayerArg, Refused, ack
 from .overwrites import member_overwrite
 from .ui.components import _guarded
 from .ui.markup import no_pings, user_data, user_text
 from .ui.text import mention, user_lang
-from .utils.bot import MafiaBot, is_admin, now
+from .utils.actions import command
+from .utils.bot import MafiaBot, is_admin
 from .utils.posting import (
     BOT_ALLOW,
     HIDDEN,
@@ -210,28 +207,21 @@ async def _check_master(interaction: discord.Interaction[MafiaBot], info: GameIn
     """The master's tools are his (core.access decides, players never). A stand-in host
     who reads the log is written down first (engine `Host`): he is never seated."""
     bot = interaction.client
-    state = await bot.service.state(info.id)
-    require_master(state, interaction.user.id, admin=is_admin(interaction))
-    if records_host(state, interaction.user.id):
-        await bot.apply(info, c.Host(by=interaction.user.id, at=now(),
-                                     admin=is_admin(interaction)))
+    await bot.observe.require_master(info.id, interaction.user.id, admin=is_admin(interaction))
+    if await bot.observe.records_host(info.id, interaction.user.id):
+        await command(interaction, info, c.Host, noted=True)
 
 
 async def send_log(interaction: discord.Interaction[MafiaBot], info: GameInfo, *, file: bool,
-                   phase: str | None, number: int | None, player: str | None) -> None:
+                   phase: str | None, number: int | None, player: int | None) -> None:
     """/master log: the whole history for the master, ephemeral, never cut."""
     bot = interaction.client
     await _check_master(interaction, info)
     lang = user_lang(interaction)
-    uid = None
-    if player:
-        state = await bot.service.state(info.id)
-        uid = parse_player(player, state)
-    flt = LogFilter(phase if phase in ("day", "night") else None, number, uid)  # type: ignore[arg-type]
+    flt = LogFilter(phase if phase in ("day", "night") else None, number, player)  # type: ignore[arg-type]
     if file:
         history = await bot.service.log(info.id)
-        state = await bot.service.state(info.id)
-        names = known_names(history, state)
+        names = await bot.observe.log_names(info.id, history)
         entries = master_log(history, phase=flt.phase, number=flt.number, player=flt.player)
         text = "\n".join(log_lines(entries, lambda u: names.get(u, str(u)), lang))
         await interaction.response.send_message(
@@ -267,11 +257,10 @@ async def turn_page(interaction: discord.Interaction[MafiaBot], game_id: int, pa
 async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
     """/game standby: put oneself on the standby list of the running game, or off it."""
     bot = interaction.client
-    applied = await bot.apply(info, c.Standby(
-        by=interaction.user.id, at=now(), admin=is_admin(interaction),
-        name=interaction.user.display_name[:100], bot=interaction.user.bot,
-        handle=interaction.user.name[:100],
-        sight=member_sight(bot, info, interaction.user, interaction.permissions)))
+    applied = await command(
+        interaction, info, c.Standby, noted=True, name=interaction.user.display_name[:100],
+        bot=interaction.user.bot, handle=interaction.user.name[:100],
+        sight=member_sight(bot, info, interaction.user, interaction.permissions))
     lang = user_lang(interaction)
     told = next(e for e in applied.events
                 if e.kind in (EventKind.STANDBY_JOINED, EventKind.STANDBY_LEFT))
@@ -280,22 +269,21 @@ async def standby(interaction: discord.Interaction[MafiaBot], info: GameInfo) ->
         t(key, lang, title=user_text(info.title), count=told.data["count"]), ephemeral=True)
 
 
-async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, old: str,
-                  new: discord.Member | None, waiting: str | None = None) -> None:
+async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, old: int,
+                  new: discord.Member | None, waiting: int | None = None) -> None:
     """/master replace old [new | standby]: neither names the first on the standby list."""
     bot = interaction.client
-    state = await bot.service.state(info.id)
-    fields: dict[str, Any] = {"old": parse_player(old, state)}
+    fields: dict[str, Any] = {"old": old}
     if new is not None:
         fields |= {"new": new.id, "name": new.display_name[:100], "bot": new.bot,
                    "handle": new.name[:100]}
-    elif waiting:
-        names = dict(standby_list(state))
-        if not waiting.strip().isdigit() or int(waiting) not in names:
-            raise RuleError(ErrorCode.UNKNOWN_PLAYER, name=waiting[:50])
-        fields |= {"new": int(waiting), "name": names[int(waiting)]}
+    elif waiting is not None:
+        names = dict(await bot.observe.standby(info.id))
+        if waiting not in names:
+            raise RuleError(ErrorCode.UNKNOWN_PLAYER, name=str(waiting))
+        fields |= {"new": waiting, "name": names[waiting]}
     else:
-        waiting_list = standby_list(state)
+        waiting_list = await bot.observe.standby(info.id)
         if waiting_list:
             fields |= {"new": waiting_list[0][0], "name": waiting_list[0][1]}
     if "new" in fields:  # his rights now, in the game channel (RULES.md §8)
@@ -303,8 +291,7 @@ async def replace(interaction: discord.Interaction[MafiaBot], info: GameInfo, ol
         if member is not None:
             fields |= {"new_admin": member_admin(member), "handle": member.name[:100],
                        "new_sight": member_sight(bot, info, member)}
-    await bot.apply(info, c.Replace(by=interaction.user.id, at=now(),
-                                    admin=is_admin(interaction), **fields))
+    await command(interaction, info, c.Replace, noted=True, **fields)
     await ack(interaction, "master.replaced")
 
 
@@ -324,14 +311,23 @@ async def _member(interaction: discord.Interaction[MafiaBot], uid: int
 
 
 class StandbyArg(PlayerArg):
-    """A string option offering the game's standby list (for /master replace)."""
+    """A string option offering the game's standby list (for /master replace): what
+    arrives is the id autocomplete sent (whether it is on the list is checked with the
+    master's other choices, in `replace`)."""
+
+    async def transform(self, interaction: discord.Interaction[MafiaBot],  # type: ignore[override]
+                        value: str) -> int:
+        if not value.strip().isdigit():
+            raise Refused(RuleError(ErrorCode.UNKNOWN_PLAYER, name=value[:50]))
+        return int(value)
 
     async def offered(self, interaction: discord.Interaction[MafiaBot], info: GameInfo
                       ) -> list[tuple[int, str]]:
-        state = await interaction.client.service.state(info.id)
-        if not may_master(state, interaction.user.id, admin=is_admin(interaction)):
+        observe = interaction.client.observe
+        if not await observe.may_master(info.id, interaction.user.id,
+                                        admin=is_admin(interaction)):
             return []
-        return standby_list(state)
+        return await observe.standby(info.id)
 
 
 DESK_ITEMS = (LogPage,)

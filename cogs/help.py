@@ -13,7 +13,7 @@ from discord import app_commands
 from discord.app_commands import Choice
 
 from core.errors import ErrorCode, RuleError
-from core.guide import guide, topic_ids
+from core.guide import topic_ids
 
 from .base import MAX_CHOICES, GameCog
 from .ui.help import help_embeds, rules_embeds, topic_title
@@ -48,13 +48,11 @@ class Help(GameCog):
     @app_commands.command(**command_kwargs("help"))
     async def help(self, interaction: discord.Interaction[MafiaBot]) -> None:
         lang = user_lang(interaction)
-        state = None
         try:
-            info = await self.game_here(interaction, finished=True)
-            state = await self.service.state(info.id)
-        except RuleError:
-            pass  # no game here: the general help
-        g = guide(state, interaction.user.id, admin=is_admin(interaction))
+            game_id: int | None = (await self.game_here(interaction, finished=True)).id
+        except RuleError:  # no game here: the general help
+            game_id = None
+        g = await self.observe.guide(game_id, interaction.user.id, admin=is_admin(interaction))
         existing = tree_commands(self.bot.tree)
         await send_pages(interaction, help_embeds(
             g, [c for c in g.commands if c in existing], existing, lang))

@@ -10,13 +10,16 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.access import ChannelKind, game_place_refusal, may_master, seated_sight
-from core.balance import job_for
 from core.errors import ErrorCode, RuleError
 from core.events import EventKind
 from core.i18n import t
-from core.storage.service import DiscordPatch, OutboxItem
-from core.views import lobby_view, seat_uids
+from core.storage.observer import (
+    ChannelKind,
+    DiscordPatch,
+    GameInfo,
+    OutboxItem,
+    game_place_refusal,
+)
 from core.vocabulary import Options
 
 from . import balance, desk
@@ -124,7 +127,7 @@ class Lobby(GameCog):
             embed=reply_embed(event, lang), ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none())
         self.estimates.start(interaction, info.id, interaction.guild_id,
-                             job_for(applied.state), warnings, lang)
+                             applied.balance_job(), warnings, lang)
 
     @game.command(**command_kwargs("game.options"))
     @localized("game.options", "reveal_roles", "votes_final", "bouncer_self", "dead_write",
@@ -164,24 +167,22 @@ class Lobby(GameCog):
         if language:
                 await self.service.set_discord(info.id, DiscordPatch(language=language))
         lang = user_lang(interaction)
-        estimating = not applied.state.started  # the setup can still change: estimate it
+        estimating = not applied.started  # the setup can still change: estimate it
         await interaction.response.send_message(
             t("balance.estimating", lang) if estimating else None,
-            embed=signup_embed(lobby_view(applied.state), lang),
+            embed=signup_embed(applied.lobby(), lang),
             ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
         if estimating:
             self.estimates.start(interaction, info.id, interaction.guild_id,
-                                 job_for(applied.state), [], lang)
+                                 applied.balance_job(), [], lang)
 
     @game.command(**command_kwargs("game.join"))
     async def join(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        info = await self.game_here(interaction)
-        await join_or_leave(interaction, info.id, "join")
+        await join_or_leave(interaction, await self.game_here(interaction), "join")
 
     @game.command(**command_kwargs("game.leave"))
     async def leave(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        info = await self.game_here(interaction)
-        await join_or_leave(interaction, info.id, "leave")
+        await join_or_leave(interaction, await self.game_here(interaction), "leave")
 
     @game.command(**command_kwargs("game.start"))
     @localized("game.start", "confirm")
@@ -215,19 +216,19 @@ class Lobby(GameCog):
                                                 ephemeral=True)
 
 
-async def start_game(cog: GameCog, interaction: discord.Interaction[MafiaBot], info: Any,
+async def start_game(cog: GameCog, interaction: discord.Interaction[MafiaBot], info: GameInfo,
                      confirm: bool, *, confirm_sight: bool) -> None:
     """/game start, and its "Start anyway" button. Before the deal the master is told
     which seated players' Discord rights show them the others' places (RULES.md §8), and
     starts only by confirming; the engine then tells the table publicly."""
-    state = await cog.service.state(info.id)
-    master = may_master(state, interaction.user.id, admin=is_admin(interaction))
+    observe = cog.observe
+    master = await observe.may_master(info.id, interaction.user.id, admin=is_admin(interaction))
     if master:
         refuse_missing(interaction, REQUIRED_TO_START)
-    sights = await seat_sights(cog.bot, info, seat_uids(state)) if master else {}
-    seeing = seated_sight(state, sights)
+    sights = await seat_sights(cog.bot, info, await observe.seats(info.id)) if master else {}
+    seeing = await observe.seated_sight(info.id, sights)
     lang = user_lang(interaction)
-    if master and seeing and not confirm_sight and not state.started:
+    if master and seeing and not confirm_sight and not await observe.started(info.id):
         lines = [t("secrets.sight.head", lang)]
         lines += [t(f"secrets.sight.{what}", lang, uid=mention(uid))
                   for uid, what in seeing.items()]

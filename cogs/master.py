@@ -9,7 +9,6 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
-from core.access import require_master
 from core.events import EventKind
 from core.i18n import t
 from core.narrate import team_name
@@ -27,8 +26,8 @@ class Master(GameCog):
                            finished: bool = False) -> Any:
         """The game, if the caller may use its master's tools (core.access decides)."""
         info = await self.game_here(interaction, finished=finished)
-        state = await self.service.state(info.id)
-        require_master(state, interaction.user.id, admin=is_admin(interaction))
+        await self.observe.require_master(info.id, interaction.user.id,
+                                          admin=is_admin(interaction))
         return info
 
     @master.command(**command_kwargs("master.advance"))
@@ -51,26 +50,26 @@ class Master(GameCog):
                      minutes: Range[int, 1, 20160]) -> None:
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.Extend, minutes=minutes)
-        assert applied.state.deadline is not None
-        await ack(interaction, "master.extended", deadline=when(applied.state.deadline))
+        assert applied.deadline is not None
+        await ack(interaction, "master.extended", deadline=when(applied.deadline))
 
     @master.command(**command_kwargs("master.kick"))
     @localized("master.kick", "player")
     async def kick(self, interaction: discord.Interaction[MafiaBot],
-                   player: app_commands.Transform[str, PlayerArg("living")]) -> None:
+                   player: app_commands.Transform[int, PlayerArg("living")]) -> None:
         info = await self.game_here(interaction)
-        await self.apply_to(interaction, info, c.Kick, player)
+        await self.apply(interaction, info, c.Kick, target=player)
         await ack(interaction, "master.kicked")
 
     @master.command(**command_kwargs("master.bonus"))
     @localized("master.bonus", "player", "amount", "reason", "secret")
     async def bonus(self, interaction: discord.Interaction[MafiaBot],
-                    player: app_commands.Transform[str, PlayerArg("any")],
+                    player: app_commands.Transform[int, PlayerArg("any")],
                     amount: Range[int, 1, 1000], reason: Range[str, 1, 300],
                     secret: bool = False) -> None:
         info = await self.game_here(interaction)
-        await self.apply_to(interaction, info, c.Bonus, player, amount=amount, reason=reason,
-                            secret=secret)
+        await self.apply(interaction, info, c.Bonus, target=player, amount=amount,
+                         reason=reason, secret=secret)
         key = "master.bonus_secret" if secret else "master.bonus_public"
         await ack(interaction, key)
 
@@ -80,8 +79,8 @@ class Master(GameCog):
                                  Choice(name=L("desk.log.phase.night"), value="night")])
     async def log(self, interaction: discord.Interaction[MafiaBot], file: bool = False,
                   phase: str | None = None, number: Range[int, 0, 1000] | None = None,
-                  player: app_commands.Transform[str, PlayerArg("any")] | None = None,
-                  ) -> None:
+                  player: app_commands.Transform[int, PlayerArg("any", finished=True)]
+                  | None = None) -> None:
         """The whole history for the master: paged with buttons, or as a file (cogs/desk)."""
         info = await self._master_game(interaction, finished=True)
         await desk.send_log(interaction, info, file=file, phase=phase, number=number,
@@ -90,9 +89,9 @@ class Master(GameCog):
     @master.command(**command_kwargs("master.replace"))
     @localized("master.replace", "old", "new", "standby")
     async def replace(self, interaction: discord.Interaction[MafiaBot],
-                      old: app_commands.Transform[str, PlayerArg("any")],
+                      old: app_commands.Transform[int, PlayerArg("any")],
                       new: discord.Member | None = None,
-                      standby: app_commands.Transform[str, desk.StandbyArg()] | None = None,
+                      standby: app_commands.Transform[int, desk.StandbyArg()] | None = None,
                       ) -> None:
         info = await self.game_here(interaction)
         await desk.replace(interaction, info, old, new, standby)

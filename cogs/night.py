@@ -9,7 +9,6 @@ from discord.app_commands import Range
 from core import commands as c
 from core.events import EventKind
 from core.narrate import describe
-from core.views import parse_player
 
 from .base import GameCog, PlayerArg, ack
 from .ui.limits import CONTENT, clip
@@ -24,14 +23,12 @@ class Night(GameCog):
     @app_commands.command(**command_kwargs("night"))
     @localized("night", "target", "fallback", "story")
     async def night(self, interaction: discord.Interaction[MafiaBot],
-                    target: app_commands.Transform[str, PlayerArg("night")],
-                    fallback: app_commands.Transform[str, PlayerArg("night")] | None = None,
+                    target: app_commands.Transform[int, PlayerArg("night")],
+                    fallback: app_commands.Transform[int, PlayerArg("night")] | None = None,
                     story: Range[str, 1, 1500] | None = None) -> None:
         info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
-        applied = await self.apply(
-            interaction, info, c.NightOrder, target=parse_player(target, state),
-            fallback=parse_player(fallback, state) if fallback else None, story=story)
+        applied = await self.apply(interaction, info, c.NightOrder, target=target,
+                                   fallback=fallback, story=story)
         lang = user_lang(interaction)
         accepted = next(e for e in applied.events if e.kind is EventKind.ORDER_ACCEPTED)
         safe = accepted.model_copy(update={"data": user_data(accepted.data)})
@@ -59,9 +56,9 @@ class Night(GameCog):
     @occult.command(**command_kwargs("occult.exclude"))
     @localized("occult.exclude", "player")
     async def exclude(self, interaction: discord.Interaction[MafiaBot],
-                      player: app_commands.Transform[str, PlayerArg("occult")]) -> None:
+                      player: app_commands.Transform[int, PlayerArg("occult")]) -> None:
         info = await self.game_here(interaction)
-        await self.apply_to(interaction, info, c.OccultExclude, player)
+        await self.apply(interaction, info, c.OccultExclude, target=player)
         await ack(interaction, "night.excluded")
 
 

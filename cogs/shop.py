@@ -14,8 +14,7 @@ from core.events import Event, EventKind
 from core.i18n import t
 from core.narrate import attacker_name, item_name, phase_words
 from core.storage import wallets
-from core.storage.service import Applied, GameInfo
-from core.views import attacker_choices, open_shop, parse_attacker, parse_player
+from core.storage.observer import GameInfo, Outcome
 from core.vocabulary import ITEMS, SPELLS
 
 from .base import GameCog, PlayerArg
@@ -27,28 +26,24 @@ ITEM_CHOICES = [Choice(name=L(f"item.{i}.name"), value=i) for i in ITEMS]
 SPELL_CHOICES = [Choice(name=L(f"spell.{s}.name"), value=s) for s in SPELLS]
 
 #: The condition options of /buy and /cast: if_hanged, unless_hanged, if_nobody_hanged.
-Condition = tuple[str | None, str | None, bool]
+Condition = tuple[int | None, int | None, bool]
 
 
 class Shop(GameCog):
     async def _order(self, interaction: discord.Interaction[MafiaBot], info: GameInfo,
                      cmd: type[c.Buy | c.Cast], condition: Condition, **fields: Any
-                     ) -> Applied:
+                     ) -> Outcome:
         """/buy and /cast take the same condition on the day's result (then the purchase
-        is an evening order carried out after it): its players resolved here."""
+        is an evening order carried out after it)."""
         if_hanged, unless_hanged, if_nobody_hanged = condition
-        state = await self.service.state(info.id)
-        return await self.apply(
-            interaction, info, cmd, **fields,
-            if_hanged=parse_player(if_hanged, state) if if_hanged else None,
-            unless_hanged=parse_player(unless_hanged, state) if unless_hanged else None,
-            if_nobody_hanged=if_nobody_hanged)
+        return await self.apply(interaction, info, cmd, **fields, if_hanged=if_hanged,
+                                unless_hanged=unless_hanged, if_nobody_hanged=if_nobody_hanged)
 
     @app_commands.command(**command_kwargs("shop"))
     @app_commands.guild_only()
     async def shop(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction, finished=True)
-        shop = open_shop(await self.service.state(info.id), interaction.user.id)
+        shop = await self.observe.shop(info.id, interaction.user.id)
         balance = (await wallets.balances(None, info.guild_id, [interaction.user.id])).get(
             interaction.user.id, 0)
         await interaction.response.send_message(
@@ -61,14 +56,13 @@ class Shop(GameCog):
     @app_commands.choices(item=ITEM_CHOICES)
     async def buy(self, interaction: discord.Interaction[MafiaBot], item: str,
                   target: Range[str, 1, 40] | None = None,
-                  if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
-                  unless_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
+                  if_hanged: app_commands.Transform[int, PlayerArg("living")] | None = None,
+                  unless_hanged: app_commands.Transform[int, PlayerArg("living")] | None = None,
                   if_nobody_hanged: bool = False) -> None:
         info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
         applied = await self._order(
             interaction, info, c.Buy, (if_hanged, unless_hanged, if_nobody_hanged),
-            item=item, against=parse_attacker(target, state))
+            item=item, against=await self.observe.attacker(info.id, target))
         lang = user_lang(interaction)
         against = next((e.data.get("against") for e in applied.events
                         if e.kind in (EventKind.PURCHASE, EventKind.BUY_ORDERED)), None)
@@ -85,9 +79,9 @@ class Shop(GameCog):
             info = await self.game_here(interaction)
         except RuleError:
             return []
-        state = await self.service.state(info.id)
         lang = user_lang(interaction)
-        return [Choice(name=attacker_name(k, lang), value=k) for k in attacker_choices(state)
+        return [Choice(name=attacker_name(k, lang), value=k)
+                for k in await self.observe.attackers(info.id)
                 if value.casefold() in attacker_name(k, lang).casefold()]
 
     @app_commands.command(**command_kwargs("cast"))
@@ -95,18 +89,17 @@ class Shop(GameCog):
     @localized("cast", "spell", "target", "if_hanged", "unless_hanged", "if_nobody_hanged")
     @app_commands.choices(spell=SPELL_CHOICES)
     async def cast(self, interaction: discord.Interaction[MafiaBot], spell: str,
-                   target: app_commands.Transform[str, PlayerArg("voters")],
-                   if_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
-                   unless_hanged: app_commands.Transform[str, PlayerArg("living")] | None = None,
+                   target: app_commands.Transform[int, PlayerArg("voters")],
+                   if_hanged: app_commands.Transform[int, PlayerArg("living")] | None = None,
+                   unless_hanged: app_commands.Transform[int, PlayerArg("living")] | None = None,
                    if_nobody_hanged: bool = False) -> None:
         """By day a day spell acts today; by night (the evening) it acts from the next
         day's opening; with a condition it is an evening order, carried out after the
         day's result."""
         info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
         applied = await self._order(
             interaction, info, c.Cast, (if_hanged, unless_hanged, if_nobody_hanged),
-            spell=spell, target=parse_player(target, state))
+            spell=spell, target=target)
         lang = user_lang(interaction)
         cast = next((e for e in applied.events if e.kind is EventKind.SPELL_CAST), None)
         name = item_name(spell, None, lang)

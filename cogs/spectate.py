@@ -10,22 +10,20 @@ import discord
 
 from core import commands as c
 from core.i18n import t
-from core.storage.service import GameInfo
+from core.storage.observer import GameInfo
 
 from .ui.markup import user_text
 from .ui.text import user_lang
-from .utils.bot import MafiaBot, is_admin, now
+from .utils.actions import command
+from .utils.bot import MafiaBot
 
 
 async def spectate(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
-    bot = interaction.client
-    applied = await bot.apply(info, c.Spectate(
-        by=interaction.user.id, at=now(), admin=is_admin(interaction),
-        name=interaction.user.display_name[:100], bot=interaction.user.bot,
-        handle=interaction.user.name[:100]))
+    done = await command(interaction, info, c.Spectate, noted=True,
+                         name=interaction.user.display_name[:100], bot=interaction.user.bot,
+                         handle=interaction.user.name[:100])
     lang = user_lang(interaction)
-    key = "spectate.done_teams" if applied.state.options.spectators_see_teams \
-        else "spectate.done"
+    key = "spectate.done_teams" if done.spectators_see_teams else "spectate.done"
     await interaction.response.send_message(
         t(key, lang, title=user_text(info.title)), ephemeral=True,
         allowed_mentions=discord.AllowedMentions.none())

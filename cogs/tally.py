@@ -26,8 +26,8 @@ import discord
 
 from core.i18n import t
 from core.narrate import phase_words, votes
+from core.storage.observer import DiscordPatch, GameInfo
 from core.storage.outbox import OutboxEntry, RetryAfter
-from core.storage.service import DiscordPatch, GameInfo
 from core.tallies import TALLY_KIND, message_key, tally_outbox
 from core.visibility import LiveTally
 

@@ -15,7 +15,6 @@ from core import commands as c
 from core.errors import ErrorCode, RuleError
 from core.events import EventKind
 from core.i18n import t
-from core.views import parse_player
 from core.vocabulary import PhaseKind
 
 from .base import GameCog, PlayerArg
@@ -45,12 +44,10 @@ class Voting(GameCog):
     @app_commands.guild_only()
     @localized("vote", "player", "shout")
     async def vote(self, interaction: discord.Interaction[MafiaBot],
-                   player: app_commands.Transform[str, PlayerArg("vote")],
+                   player: app_commands.Transform[int, PlayerArg("vote")],
                    shout: bool = False) -> None:
-        info = await self.game_here(interaction)
-        state = await self.service.state(info.id)
-        await cast_vote(interaction, info.id, parse_player(player, state), shout=shout,
-                        seen=info.seen)
+        info = await self.game_here(interaction)  # the option's lookup, kept on the interaction
+        await cast_vote(interaction, info, player, shout=shout)
 
     @app_commands.command(**command_kwargs("unvote"))
     @app_commands.guild_only()

@@ -1,9 +1,10 @@
 """The rule questions the Discord layer asks, answered by the engine side.
 
-Cogs hold a game's state only to pass it here (or to core.visibility); what they read
-back are views and plain values. So a cog never decides a rule (who may be named, what
-the shop sells, who reads a channel, whether a menu is stale) and a renderer never
-receives the state: everything it draws is in the view it is given.
+The Discord layer never holds a game's state: the facade (core/storage/observer.py)
+passes it here (or to core.visibility) and hands the cogs back views and plain values.
+So a cog never decides a rule (who may be named, what the shop sells, who reads a
+channel, whether a menu is stale) and a renderer never receives the state: everything
+it draws is in the view it is given.
 """
 
 from __future__ import annotations

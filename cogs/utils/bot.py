@@ -19,11 +19,15 @@ from core.commands import Command
 from core.errors import ErrorCode, RuleError
 from core.settings import Settings
 from core.storage.budget import RateBudget
+from core.storage.observer import Observer, Outcome
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
-from core.storage.service import Applied, GameInfo, GameService
-from core.views import phase_seen
+from core.storage.service import GameInfo, GameService
 from core.vocabulary import PhaseKind
+
+#: Where an interaction keeps the game it is about, once looked up (`find_game`): its
+#: options' transformers and its command body share one lookup.
+FOUND = "mafia.game"
 
 
 def now() -> datetime:
@@ -47,13 +51,27 @@ class MafiaBot(commands.Bot):
     budget: RateBudget
     state_dir: Path
     private_index: dict[int, int]  # private channel id -> game id
+    _observer: Observer | None = None
+
+    @property
+    def observe(self) -> Observer:
+        """What a viewer may see of a game (core.storage.observer): the cogs' only
+        way to a game's state."""
+        if self._observer is None or self._observer.service is not self.service:
+            self._observer = Observer(self.service)
+        return self._observer
 
     async def find_game(self, interaction: discord.Interaction[MafiaBot], *,
                         finished: bool = False) -> GameInfo:
         """The game a command is about: this channel's, its private channel's, or (in
-        DMs) the caller's only running game, with the phase the caller saw (`seen`)."""
-        info = await self._find_game(interaction, finished=finished)
-        return replace(info, seen=phase_seen(await self.service.state(info.id)))
+        DMs) the caller's only running game, with the phase the caller saw (`seen`).
+        Looked up once per interaction (and `finished`): a player option's transformer
+        and the command's body get the same game, seen at the same moment."""
+        found: dict[bool, GameInfo] = interaction.extras.setdefault(FOUND, {})
+        if finished not in found:
+            info = await self._find_game(interaction, finished=finished)
+            found[finished] = replace(info, seen=await self.observe.seen(info.id))
+        return found[finished]
 
     async def _find_game(self, interaction: discord.Interaction[MafiaBot], *,
                          finished: bool) -> GameInfo:
@@ -76,8 +94,8 @@ class MafiaBot(commands.Bot):
             raise RuleError(ErrorCode.DM_WHICH_GAME if mine else ErrorCode.NO_GAME_FOR_YOU)
         raise RuleError(ErrorCode.NO_GAME_HERE)
 
-    async def apply(self, info: GameInfo, command: Command) -> Applied:
+    async def apply(self, info: GameInfo, command: Command) -> Outcome:
         """Apply through the service. The cog stamped the phase the sender saw on a
         phase-bound command (`core.commands.stamped`): if that phase ended on its way,
         the engine refuses it as `phase_ended`."""
-        return await self.service.apply(info.id, command)
+        return await self.observe.apply(info.id, command)

@@ -20,8 +20,7 @@ import logging
 import discord
 
 from core import commands as c
-from core.access import Sight, sight_rose
-from core.storage.service import GameInfo
+from core.storage.observer import GameInfo, Sight
 
 from .bot import MafiaBot, now
 
@@ -77,10 +76,10 @@ async def note_sight(interaction: discord.Interaction[MafiaBot], info: GameInfo)
     """A seated player whose rights now show him more than the table was told (a role
     given during the game): the engine tells the table before his command is applied."""
     bot = interaction.client
-    state = await bot.service.state(info.id)
-    if state.player(interaction.user.id) is None:
+    if not await bot.observe.seated(info.id, interaction.user.id):
         return
     sight = member_sight(bot, info, interaction.user, interaction.permissions)
-    if sight == "none" or not sight_rose(state, interaction.user.id, sight):
+    if sight == "none" or not await bot.observe.sight_rose(info.id, interaction.user.id,
+                                                           sight):
         return
     await bot.apply(info, c.Sight(by=interaction.user.id, at=now(), sight=sight))

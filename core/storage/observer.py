@@ -1,0 +1,211 @@
+"""What one viewer may see of a game: the Discord layer's only door to a game's state.
+
+The cogs never hold a GameState. They ask this facade a question about a game (its
+public view, one player's card, the players one may name in an option, whether one may
+use the master's tools) and get back a view (core.views, core.visibility, core.guide)
+or a plain value: what that viewer is allowed to know, computed by the rules' side.
+Secrecy then holds at one boundary, as an observer per viewer holds it in OpenSpiel.
+
+A command goes through `apply`, which answers with an `Outcome`: the events and the
+few facts of the new state a reply needs, never the state itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from core import access, desk, places, views
+from core.access import ChannelKind as ChannelKind
+from core.access import Sight as Sight
+from core.access import game_place_refusal as game_place_refusal
+from core.archive import team_channel_readers
+from core.balance import Job, job_for
+from core.commands import Command
+from core.events import Event
+from core.guide import Guide, guide
+from core.state import GameState
+from core.storage.service import Applied
+from core.storage.service import DiscordPatch as DiscordPatch
+from core.storage.service import GameInfo as GameInfo
+from core.storage.service import GameService as GameService
+from core.storage.service import OutboxItem as OutboxItem
+from core.views import LobbyView, ShopView
+from core.visibility import Card, PublicView, card, living_choices, public_view
+
+History = list[tuple[int, Command, list[Event]]]
+
+
+class Outcome:
+    """A committed command as the Discord layer sees it: its events and what a reply
+    may say of the new state (the state itself stays behind the facade)."""
+
+    __slots__ = ("_state", "events", "game_id", "seq")
+
+    def __init__(self, applied: Applied) -> None:
+        self.events: list[Event] = applied.events
+        self.game_id = applied.game_id
+        self.seq = applied.seq
+        self._state = applied.state
+
+    @property
+    def players(self) -> int:
+        """Seats taken (the signup's count after a join or a leave)."""
+        return len(self._state.players)
+
+    @property
+    def deadline(self) -> datetime | None:
+        return self._state.deadline
+
+    @property
+    def started(self) -> bool:
+        return self._state.started
+
+    @property
+    def spectators_see_teams(self) -> bool:
+        return self._state.options.spectators_see_teams
+
+    def lobby(self) -> LobbyView:
+        """The signup as this command left it."""
+        return views.lobby_view(self._state)
+
+    def balance_job(self) -> Job:
+        """The balance estimate's job for the setup as this command left it (it knows
+        the setup only, nothing secret)."""
+        return job_for(self._state)
+
+
+class Observer:
+    """Questions about a game, answered for one viewer (game ids in, views out)."""
+
+    def __init__(self, service: GameService) -> None:
+        self.service = service
+
+    async def _state(self, game_id: int) -> GameState:
+        return await self.service.state(game_id)
+
+    # --- commands -------------------------------------------------------------------
+    async def apply(self, game_id: int, command: Command) -> Outcome:
+        """Apply and commit `command` (GameService.apply); RuleError if refused."""
+        return Outcome(await self.service.apply(game_id, command))
+
+    # --- the table ------------------------------------------------------------------
+    async def view(self, game_id: int) -> PublicView:
+        """What anyone at the table may see (the same for every viewer)."""
+        return public_view(await self._state(game_id))
+
+    async def card(self, game_id: int, uid: int) -> Card:
+        """`uid`'s own card; RuleError(not_a_player) for anyone without a seat."""
+        return card(await self._state(game_id), uid)
+
+    async def lobby(self, game_id: int) -> LobbyView:
+        return views.lobby_view(await self._state(game_id))
+
+    async def started(self, game_id: int) -> bool:
+        return (await self._state(game_id)).started
+
+    async def seats(self, game_id: int) -> list[int]:
+        """Every seat's current holder, in seat order (whose display names to look up)."""
+        return views.seat_uids(await self._state(game_id))
+
+    async def seated(self, game_id: int, uid: int) -> bool:
+        return (await self._state(game_id)).player(uid) is not None
+
+    async def living(self, game_id: int) -> list[tuple[int, str]]:
+        """The living players with their labels, in seat order (the day's vote menu)."""
+        return living_choices(await self._state(game_id))
+
+    async def dead_among(self, game_id: int, uids: list[int]) -> list[int]:
+        """Those of `uids` who hold a seat and are dead (public knowledge)."""
+        state = await self._state(game_id)
+        return [u for u in uids if (p := state.player(u)) is not None and not p.alive]
+
+    # --- naming players -------------------------------------------------------------
+    async def player(self, game_id: int, text: str) -> int:
+        """A player option as typed (an id, a mention or a name) resolved to a uid."""
+        return views.parse_player(text, await self._state(game_id))
+
+    async def choices(self, game_id: int, uid: int, kind: str,
+                      shown: Mapping[int, str]) -> list[tuple[int, str]]:
+        """The players `uid` may name in an option of `kind`, labelled for a menu."""
+        return views.target_choices(await self._state(game_id), uid, kind, dict(shown))
+
+    # --- phases ---------------------------------------------------------------------
+    async def seen(self, game_id: int) -> tuple[int, int]:
+        """The phase a command's sender is looking at now (core.commands.stamped)."""
+        return views.phase_seen(await self._state(game_id))
+
+    async def menu_seen(self, game_id: int, day: int) -> tuple[int, int]:
+        """The phase a vote menu of `day` was sent in, or a refusal once it is over."""
+        return views.menu_seen(await self._state(game_id), day)
+
+    # --- who may do what (core.access decides) --------------------------------------
+    async def require_master(self, game_id: int, uid: int, *, admin: bool) -> None:
+        access.require_master(await self._state(game_id), uid, admin=admin)
+
+    async def may_master(self, game_id: int, uid: int, *, admin: bool) -> bool:
+        return access.may_master(await self._state(game_id), uid, admin=admin)
+
+    async def records_host(self, game_id: int, uid: int) -> bool:
+        return access.records_host(await self._state(game_id), uid)
+
+    async def sight_rose(self, game_id: int, uid: int, sight: Sight) -> bool:
+        """A seated player's rights now show him more than the table was told."""
+        state = await self._state(game_id)
+        return state.player(uid) is not None and access.sight_rose(state, uid, sight)
+
+    async def seated_sight(self, game_id: int, sights: dict[int, Sight]) -> dict[int, Sight]:
+        return access.seated_sight(await self._state(game_id), sights)
+
+    # --- help, the shop -------------------------------------------------------------
+    async def guide(self, game_id: int | None, uid: int, *, admin: bool) -> Guide:
+        """The reader's guide (None: no game here, the general help)."""
+        state = await self._state(game_id) if game_id is not None else None
+        return guide(state, uid, admin=admin)
+
+    async def shop(self, game_id: int, uid: int) -> ShopView:
+        """/shop: `uid`'s shop, refused when the game is over or has none."""
+        return views.open_shop(await self._state(game_id), uid)
+
+    async def attackers(self, game_id: int) -> list[str]:
+        return views.attacker_choices(await self._state(game_id))
+
+    async def attacker(self, game_id: int, text: str | None) -> str | None:
+        return views.parse_attacker(text, await self._state(game_id))
+
+    # --- the master's desk ----------------------------------------------------------
+    async def standby(self, game_id: int) -> list[tuple[int, str]]:
+        """The standby list, first come first: (uid, name)."""
+        return desk.standby_list(await self._state(game_id))
+
+    async def log_names(self, game_id: int, history: History) -> dict[int, str]:
+        """Everyone the master's log names, by the name he knew (file export)."""
+        return desk.known_names(history, await self._state(game_id))
+
+    # --- private places (what cogs/delivery.py and cogs/places.py read) -------------
+    async def channel_access(self, game_id: int, team: str) -> tuple[list[int], list[int]]:
+        return views.channel_access(await self._state(game_id), team)
+
+    async def archive_channels(self, game_id: int) -> bool:
+        return (await self._state(game_id)).options.archive_channels
+
+    async def ping_members(self, game_id: int) -> set[int]:
+        return places.ping_members(await self._state(game_id))
+
+    async def seat_holder(self, game_id: int, seat: int) -> int | None:
+        return places.seat_holder(await self._state(game_id), seat)
+
+    async def seat_count(self, game_id: int) -> int:
+        return len(places.seats(await self._state(game_id)))
+
+    async def fresh(self, game_id: int, events: list[Event], uid: int) -> list[Event]:
+        """Those of `events` to `uid` whose reason still holds (a reminder after he voted
+        is not sent late: core.places.stale)."""
+        state = await self._state(game_id)
+        return [e for e in events if not places.stale(state, e, uid)]
+
+    async def team_channel_readers(self, game_id: int, team: str, members: list[int]
+                                   ) -> list[int]:
+        """Who reads a private channel once the game is over (core.archive)."""
+        return team_channel_readers(await self._state(game_id), team, members)
+
