@@ -172,7 +172,7 @@ class Delivery:
         return self.bot.service
 
     async def deliver(self, entry: OutboxEntry) -> None:
-        recheck = RECHECK.set(recheck_since(entry.created_at, self.started))
+        recheck = RECHECK.set(self._recheck([entry]))
         patience = ratelimits.PATIENCE.set(PATIENCE)
         try:
             await self._deliver(entry)
@@ -198,7 +198,7 @@ class Delivery:
             await self.deliver(entries[0])
             return 1
         game = run[0].game_id
-        recheck = RECHECK.set(recheck_since(run[0].created_at, self.started))
+        recheck = RECHECK.set(self._recheck(run))
         patience = ratelimits.PATIENCE.set(PATIENCE)
         try:
             await self._deliver_run(run)
@@ -223,6 +223,15 @@ class Delivery:
             RECHECK.reset(recheck)
             ratelimits.PATIENCE.reset(patience)
         return len(run)
+
+    def _recheck(self, entries: list[OutboxEntry]) -> datetime | None:
+        """Since when the channel is looked at before these entries are posted: an entry
+        its command answered itself (a vote in the game channel) may be there already,
+        with no nonce (the interaction failed to say so, or the process stopped)."""
+        created = entries[0].created_at
+        if any(e.answered for e in entries) and created is not None:
+            return created if created.tzinfo else created.replace(tzinfo=UTC)
+        return recheck_since(entries[0].created_at, self.started)
 
     def _did(self, entry: OutboxEntry, step: str) -> bool:
         return (entry.game_id, entry.ordinal, step) in self._done

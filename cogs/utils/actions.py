@@ -4,18 +4,25 @@ or leaving, casting a vote. Here, not in the cogs, so that the components
 
 from __future__ import annotations
 
+import logging
+
 import discord
 
 from core import commands as c
+from core.events import Event
 from core.i18n import t
+from core.storage.service import GameInfo
 from core.views import menu_seen
 from core.visibility import card
 
-from ..ui.markup import user_text
-from ..ui.render import card_embed, reply_embed
+from ..ui.limits import EMBEDS, split_embed
+from ..ui.markup import no_pings, user_text
+from ..ui.render import card_embed, event_embed, reply_embed
 from ..ui.text import user_lang
 from .bot import MafiaBot, is_admin, now
 from .sight import member_sight, note_sight
+
+log = logging.getLogger(__name__)
 
 
 async def send_card(interaction: discord.Interaction[MafiaBot], game_id: int) -> None:
@@ -52,16 +59,53 @@ async def cast_vote(interaction: discord.Interaction[MafiaBot], game_id: int, ta
                     shout: bool, day: int | None = None,
                     seen: tuple[int, int] | None = None) -> None:
     """Shared by /vote (`seen`: the phase the command was sent in) and the day
-    announcement's menu (`day`); the outbox posts the vote."""
+    announcement's menu (`day`); `record` answers with the vote."""
     bot = interaction.client
     info = await bot.service.info(game_id)
     await note_sight(interaction, info)
     if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
         seen = menu_seen(await bot.service.state(game_id), day)
     perms = interaction.permissions
-    applied = await bot.apply(info, c.Vote(by=interaction.user.id, at=now(), target=target,
+    await record(interaction, info, c.Vote(by=interaction.user.id, at=now(), target=target,
                                            shout=shout, admin=bool(perms.manage_guild),
-                                           seen=seen))
-    event = next(e for e in applied.events if e.kind == "vote_cast")
-    await interaction.response.send_message(embed=reply_embed(event, info.language),
-                                            ephemeral=True)
+                                           seen=seen), "vote_cast")
+
+
+#: events whose public record a player's own command makes (a vote, a withdrawal, a
+#: check-in): sent in the game channel, the interaction's response is that record
+RECORDS = frozenset({"vote_cast", "vote_withdrawn", "checked_in"})
+
+
+def _recorded(event: Event) -> bool:
+    return event.kind in RECORDS and event.audience.kind == "public"
+
+
+async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
+                 command: c.Command, kind: str) -> None:
+    """Apply a vote, a withdrawal or a check-in and answer with its event. Sent in the
+    game channel, the answer is the public record itself (an interaction response:
+    exempt from Discord's global limit, and the author sees it once); its outbox entry,
+    written in the same transaction, is held meanwhile and marked delivered after the
+    response, so the outbox posts it only if the response failed (issue 30). Sent
+    elsewhere (a team channel, a DM), the outbox posts the record in the game channel
+    and the sender alone gets the event."""
+    bot = interaction.client
+    here = interaction.channel_id == info.channel_id
+    applied = await bot.service.apply(info.id, command, answer=_recorded if here else None)
+    event = next(e for e in applied.events if e.kind == kind)
+    if not applied.answered:
+        await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                                ephemeral=True)
+        return
+    # as the outbox would post it (cogs/delivery.py): the same embeds, so a recheck
+    # after a failure here finds it by its text
+    embeds = [piece for e in applied.events if _recorded(e)
+              for piece in split_embed(event_embed(e, info.language))]
+    try:
+        await interaction.response.send_message(embeds=embeds[:EMBEDS],
+                                                allowed_mentions=no_pings())
+    except discord.HTTPException as exc:  # the outbox posts it when the hold ends
+        log.warning("game %s: public record not answered (%s); the outbox posts it",
+                    info.id, exc)
+        return
+    await bot.service.answered(info.id, applied.answered)

@@ -32,7 +32,7 @@ from core.storage import statements
 from core.storage.budget import FairSlots
 from core.storage.db import background, reader
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
-from core.storage.service import EVENT_KIND, GameService, GuildFilter
+from core.storage.service import ANSWERED, EVENT_KIND, GameService, GuildFilter
 from core.storage.statements import Script
 from core.storage.timing import cancel_all, doze, utcnow
 from core.storage.turns import shares
@@ -72,6 +72,12 @@ class OutboxEntry:
     def key(self) -> tuple[int, int]:
         """Stable identity of the message: (game, ordinal)."""
         return (self.game_id, self.ordinal)
+
+    @property
+    def answered(self) -> bool:
+        """Held for its command's own response: delivered here only if that failed (or
+        the process stopped before marking it), so it may be in its channel already."""
+        return bool(self.payload.get("answered"))
 
     def files(self) -> list[dict[str, Any]]:
         """Files to attach to this entry's message (core.archive.files_for), if any."""
@@ -313,7 +319,9 @@ class OutboxWorker:
                 if wait > 0:
                     # A message held back (an edit made too soon) may meanwhile be
                     # superseded by a newer version: look again soon, not at `wait`'s end.
-                    soon = COALESCE_RECHECK if _coalesce_key(head.payload) else self._poll
+                    # So may an entry its caller answers (held) be marked delivered.
+                    soon = COALESCE_RECHECK if _coalesce_key(head.payload) \
+                        or head.payload.startswith(ANSWERED) else self._poll
                     await asyncio.sleep(min(wait, soon))
                     continue
                 due = [head]

@@ -158,9 +158,10 @@ class Table:
 
 
 def confirmed(res: InteractionResult) -> bool:
-    """A vote, withdrawal or check-in was accepted: the sender alone gets the event's embed
-    (its public record goes to the game channel through the outbox); a refusal is text."""
-    return res.ephemeral and bool(res.embeds)
+    """A vote, withdrawal or check-in was accepted: the reply is the event's embed (typed
+    in the game channel, the public record itself; elsewhere to the sender alone, the
+    outbox posting the record in the game channel); a refusal is ephemeral text."""
+    return bool(res.embeds)
 
 
 async def open_table(h: Harness, n: int = 8, *, roles: str | None = None,
