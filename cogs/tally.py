@@ -105,7 +105,8 @@ def _now() -> float:
 class LiveTallies:
     """Posts and edits the live counts; called by cogs.delivery for "tally" entries."""
 
-    interval = 2.0  # seconds between two edits of one message (Discord: 5 per 5 s)
+    interval = 5.0  # seconds between two edits of one message (Discord: 5 per 5 s; 3
+    # per 6 s once it is an hour old): a burst of votes costs one edit (issue 30)
 
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot

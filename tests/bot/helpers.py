@@ -73,13 +73,14 @@ def _migrated_template() -> Path:
 async def started(bot: MafiaBot, h: Harness) -> Harness:
     """Start `h` (closed again if starting fails). The live count waits `interval` real
     seconds between two edits of a message, and every settle after a vote would sit that
-    out: tests run it at 0 (test_tally sets its own)."""
+    out: tests run it at 0 (test_tally sets its own), and the desk's window too."""
     try:
         await h.start()
     except BaseException:
         await h.close()
         raise
     bot.delivery.tallies.interval = 0.0
+    bot.delivery.desk_window = 0.0  # each desk line as it comes (test_desk sets its own)
     return h
 
 
