@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Protocol
 
 import discord
 from discord.ext import commands
@@ -37,14 +38,30 @@ def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
     return bool(perms.manage_guild or perms.administrator)
 
 
+class Identifies(Protocol):
+    async def before_identify(self, shard_id: int | None) -> None: ...
+
+
+class Coordinated(Protocol):
+    """The token's coordination across processes (cogs/sharedbudget.py Coordination)."""
+
+    @property
+    def identify(self) -> Identifies: ...
+
+
 class MafiaBot(commands.Bot):
-    """What every cog may rely on; bot.py sets these up before the extensions load."""
+    """What every cog may rely on: bot.py sets up the settings, the service, the
+    scheduler and the private index; the cogs.outbox extension, loaded first, the
+    budget, the deliverer and the outbox worker (`cogs.outbox.wire`)."""
 
     settings: Settings
     service: GameService
     scheduler: DeadlineScheduler
     outbox: OutboxWorker
     budget: RateBudget
+    budgeted: Any  # cogs.ratelimits.BudgetedHTTP (typed there: no import circle)
+    delivery: Any  # cogs.delivery.Delivery
+    coordination: Coordinated | None = None
     state_dir: Path
     private_index: dict[int, int]  # private channel id -> game id
 

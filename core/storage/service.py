@@ -109,7 +109,7 @@ class GameService:
         `cache_size` (None: unbounded) caps the states kept parsed in memory, the games
         touched most recently, and `compact_size` the next ones kept as JSON text
         (core/storage/cache.py)."""
-        self._route = route
+        self.route = route  # which events become outbox entries (the Discord layer's)
         self._clock = clock
         self.limits = limits  # None: no cap on open games (the bot passes its settings')
         self.owns = owns
@@ -308,7 +308,7 @@ class GameService:
                       ) -> tuple[int, list[int]]:
         """Write one command (the commit path, core/storage/commit.py); rows written and
         the indexes of those held for the caller."""
-        rows = outbox_rows(p, extra, self._route, self.outbox_derivers, self.bundlers,
+        rows = outbox_rows(p, extra, self.route, self.outbox_derivers, self.bundlers,
                            answer)
         work = writer(p, rows, columns, state_json, self._clock(), self.commit_hooks)
         if isinstance(work, Script):
