@@ -91,7 +91,7 @@ async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
     and the sender alone gets the event."""
     bot = interaction.client
     here = interaction.channel_id == info.channel_id
-    applied = await bot.service.apply(info.id, command, answer=_recorded if here else None)
+    applied = await bot.apply(info, command, answer=_recorded if here else None)
     event = next(e for e in applied.events if e.kind == kind)
     if not applied.answered:
         await interaction.response.send_message(embed=reply_embed(event, info.language),

@@ -8,6 +8,7 @@ circle (tests/test_house.py). The extensions are loaded by name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from discord.ext import commands
 
 from core.commands import Command
 from core.errors import ErrorCode, RuleError
+from core.events import Event
 from core.settings import Settings
 from core.storage.budget import RateBudget
 from core.storage.outbox import OutboxWorker
@@ -93,8 +95,10 @@ class MafiaBot(commands.Bot):
             raise RuleError(ErrorCode.DM_WHICH_GAME if mine else ErrorCode.NO_GAME_FOR_YOU)
         raise RuleError(ErrorCode.NO_GAME_HERE)
 
-    async def apply(self, info: GameInfo, command: Command) -> Applied:
+    async def apply(self, info: GameInfo, command: Command, *,
+                    answer: Callable[[Event], bool] | None = None) -> Applied:
         """Apply through the service. The cog stamped the phase the sender saw on a
         phase-bound command (`core.commands.stamped`): if that phase ended on its way,
-        the engine refuses it as `phase_ended`."""
-        return await self.service.apply(info.id, command)
+        the engine refuses it as `phase_ended`. `answer`: the events whose outbox
+        entries the caller answers itself (cogs/utils/actions.py `record`)."""
+        return await self.service.apply(info.id, command, answer=answer)

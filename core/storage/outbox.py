@@ -173,6 +173,7 @@ class OutboxWorker:
         self.delivered = 0
         self.parked = 0
         self.superseded = 0  # coalesced entries dropped unsent
+        self._started = now()
         self._owns = owns if owns is not None or service is None else service.owns
         self._service = service
         if service is not None:
@@ -181,6 +182,7 @@ class OutboxWorker:
     async def start(self) -> None:
         """Run in the background; anything left pending by a previous run is resumed."""
         if self._task is None:
+            self._started = self._now()
             self._task = asyncio.create_task(self._run(), name="outbox-worker")
 
     async def stop(self) -> None:
@@ -221,7 +223,22 @@ class OutboxWorker:
 
     async def _run(self) -> None:
         with background():  # its scans and reads (and its serving tasks') yield to commands
+            try:
+                await self._release_held()
+            except Exception:
+                log.exception("outbox: releasing held entries failed")
             await self._loop()
+
+    async def _release_held(self) -> None:
+        """Entries held for a caller's own response (core/storage/commit.py ANSWERED)
+        by an earlier process are due now: that caller is gone. (The deliverer looks for
+        them in their channel first: the response may have gone out.)"""
+        now = self._now()
+        rows = await _read(Outbox.filter(status=PENDING, next_attempt_at__gt=now,
+                                         payload__startswith=ANSWERED))
+        ids = [row.id for row in rows if _aware(row.created_at) < self._started]
+        if ids:
+            await Outbox.filter(id__in=ids).update(next_attempt_at=now)
 
     async def _loop(self) -> None:
         while True:
