@@ -1,8 +1,8 @@
 """The Discord bot: the Bot subclass, its start-up, and the `run` entry point.
 
-setup_hook wires storage (service, deadline scheduler, outbox worker), loads
-the cogs, registers the persistent components and syncs the command tree
-when it changed since the last sync.
+setup_hook wires storage (service, deadline scheduler), loads the cogs (the
+outbox's worker and the request budget first: cogs/outbox.py), registers the
+persistent components and syncs the command tree when it changed since the last sync.
 """
 
 from __future__ import annotations
@@ -22,32 +22,21 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from cogs import sharedbudget
-from cogs.delivery import (
-    LANE_NAMES,
-    LANE_WEIGHTS,
-    LANES,
-    Delivery,
-    lane,
-    outbox_settings,
-    route,
-)
-from cogs.ratelimits import install
 from cogs.utils import bot as shared
 from cogs.utils.errors import send_error
 from core.access import GameLimits
 from core.errors import ErrorCode, RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
-from core.storage.budget import RateBudget
 from core.storage.db import close_db, init_db
-from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameService
 from core.storage.sharding import guild_filter
 
 log = logging.getLogger("mafia")
 
+#: the extension owning the background delivery (cogs/outbox.py), loaded before the rest
+DELIVERY = "cogs.outbox"
 EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
     "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally", "cogs.stats",
@@ -71,8 +60,9 @@ class MafiaTree(app_commands.CommandTree["MafiaBot"]):
 
 
 class MafiaBot(shared.MafiaBot):
-    """The running bot: storage, delivery and the rate budget wired up (the cogs' view
-    of it, with the game lookup, is cogs.utils.bot.MafiaBot)."""
+    """The running bot: storage wired up; delivery and the rate budget come with the
+    cogs.outbox extension (the cogs' view of it, with the game lookup, is
+    cogs.utils.bot.MafiaBot)."""
 
     def __init__(self, settings: Settings, *, manage_db: bool = True,
                  state_dir: Path | None = None, **kwargs: Any) -> None:
@@ -94,30 +84,15 @@ class MafiaBot(shared.MafiaBot):
         self.state_dir = state_dir or settings.mafia_data_dir
         # A process holding some of the shards serves only those shards' guilds: their
         # games, deadlines and outbox (docs/scale-out.md).
-        self.service = GameService(route=route, owns=guild_filter(
+        self.service = GameService(owns=guild_filter(
             kwargs.get("shard_count"), kwargs.get("shard_ids")), limits=GameLimits(
                 per_member=settings.max_games_per_member,
                 per_guild=settings.max_games_per_guild))
-        from core.places import outbox_rows
-
-        self.service.bundlers.append(outbox_rows)  # pushes to the private places, the ping role
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
-        # Discord's rate limits planned for, not run into (docs/rate-limits.md): every
-        # REST request waits for the budget; the outbox serves announcements, then
-        # private pushes, then cosmetic edits, games taking turns.
-        self.budget = RateBudget()
-        self.budgeted = install(self, self.budget)
-        # shared with the other processes of the token (cogs/sharedbudget.py); set up
-        # after login in setup_hook
-        self.coordination: sharedbudget.Coordination | None = None
-        self.delivery = Delivery(self)
-        self.outbox = OutboxWorker(self.delivery.deliver, notify_parked=self.delivery.parked,
-                                   service=self.service,
-                                   deliver_batch=self.delivery.deliver_batch,
-                                   lane=lane, lanes=LANES, weights=LANE_WEIGHTS,
-                                   max_concurrent=32, names=LANE_NAMES,
-                                   **outbox_settings(settings))
+        # The request budget, the outbox's deliverer and worker, and the budget shared
+        # with the token's other processes belong to the cogs.outbox extension, loaded
+        # first by setup_hook (docs/delivery.md, docs/rate-limits.md).
         self.resumed = 0  # live games found at start-up (their deadlines re-armed)
         self.announced = False
 
@@ -125,10 +100,7 @@ class MafiaBot(shared.MafiaBot):
     async def setup_hook(self) -> None:
         if self.manage_db:
             await init_db(self.settings.database_url)
-        if self.coordination is None and self.shard_count is not None and self.http.token:
-            self.coordination = await sharedbudget.coordinate(
-                self.http, self.budget, self.http.token, self.settings.database_url,
-                self.shard_count, getattr(self, "shard_ids", None))
+        await self.load_extension(DELIVERY)  # the budget first: every request waits on it
         await self.load_extension("cogs.translator")
         for ext in EXTENSIONS:  # by name: each registers its own persistent components
             await self.load_extension(ext)
@@ -141,7 +113,6 @@ class MafiaBot(shared.MafiaBot):
         await self.sync_if_changed()
 
     async def on_ready(self) -> None:
-        await self.outbox.start()  # guild caches are ready: deliveries can resolve channels
         if not self.announced:  # on_ready fires again after a reconnect: say it once
             self.announced = True
             log.info("%s", ready_line(str(self.user), len(self.guilds), self.resumed,
@@ -156,10 +127,8 @@ class MafiaBot(shared.MafiaBot):
         await self.coordination.identify.before_identify(shard_id)
 
     async def close(self) -> None:
-        await self.outbox.stop()
         await self.scheduler.stop()
-        await sharedbudget.close(self.coordination)
-        await super().close()
+        await super().close()  # unloads the extensions: cogs.outbox stops the worker
         await self.service.close()
         if self.manage_db:
             await close_db()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,10 @@ LANE_WEIGHTS = (8.0, 4.0, 2.0, 2.0, 1.0)
 #: seconds an outbox request may wait for its channel's or guild's window in the budget
 #: before its entry backs off instead (cogs/ratelimits.py PATIENCE)
 PATIENCE = 5.0
+#: seconds the master's desk gathers lines into one post, and the margin for commits
+#: of the window still under way when it closes (Delivery.desk_window)
+DESK_WINDOW = 3.0
+DESK_MARGIN = 0.5
 #: lanes of outbox entries that are not engine events, by `Outbox.kind` (a new kind adds
 #: itself here; an unknown kind is a player's private push). The game's ping role has a
 #: lane of its own: a phase announcement never waits for member-role changes (10 per
@@ -164,6 +169,9 @@ class Delivery:
         self._done: set[tuple[int, int, str]] = set()
         self.places = Places(bot)  # the players' private places and the game's ping role
         self.tallies = LiveTallies(bot)
+        #: seconds the master's desk gathers its lines into one post (a burst of orders
+        #: costs one request, issue 30); 0: each line as it comes (the tests' default)
+        self.desk_window = DESK_WINDOW
         # Entries committed before this moment may have been posted by an earlier process
         # (utils/posting.py RECHECK: Discord forgets nonces after minutes).
         self.started = datetime.now(UTC)
@@ -173,11 +181,19 @@ class Delivery:
         return self.bot.service
 
     async def deliver(self, entry: OutboxEntry) -> None:
-        recheck = RECHECK.set(recheck_since(entry.created_at, self.started))
+        wait = self._desk_wait(entry)
+        if wait > 0:  # a desk line waits for the others of its window (deliver_batch)
+            raise RetryAfter(wait)
+        await self._guarded(self._deliver(entry), [entry])
+        self._done = {k for k in self._done if k[:2] != entry.key}
+
+    async def _guarded(self, work: Awaitable[None], entries: list[OutboxEntry]) -> None:
+        """Deliver with the recheck and the patience set, Discord's errors translated
+        for the worker."""
+        recheck = RECHECK.set(self._recheck(entries))
         patience = ratelimits.PATIENCE.set(PATIENCE)
         try:
-            await self._deliver(entry)
-            self._done = {k for k in self._done if k[:2] != entry.key}
+            await work
         except discord.RateLimited as exc:  # discord.py gave up waiting (max_ratelimit_timeout)
             raise RetryAfter(exc.retry_after) from exc
         except discord.HTTPException as exc:
@@ -186,10 +202,45 @@ class Delivery:
             RECHECK.reset(recheck)
             ratelimits.PATIENCE.reset(patience)
 
+    async def _deliver_desk(self, run: list[OutboxEntry]) -> None:
+        from .desk import master_events
+
+        info = await self.service.info(run[0].game_id)
+        lines = [(entry, event) for entry in run if (event := entry.event()) is not None]
+        await master_events(self, info, lines)
+
+    def _desk_wait(self, entry: OutboxEntry) -> float:
+        """Seconds a desk line still waits for the lines committed in its window."""
+        if self.desk_window <= 0 or not _is_desk(entry) or entry.created_at is None:
+            return 0.0
+        return self.desk_window + DESK_MARGIN - _age(entry)
+
+    def _desk_run(self, entries: list[OutboxEntry]) -> list[OutboxEntry]:
+        """The leading desk lines committed within `desk_window` of the first: the same
+        run on every try (the window is closed when it goes), so its one nonce holds."""
+        head = entries[0]
+        if self.desk_window <= 0 or not _is_desk(head) or head.created_at is None:
+            return []
+        run: list[OutboxEntry] = []
+        for entry in entries:
+            if not _is_desk(entry) or entry.created_at is None \
+                    or _age(head) - _age(entry) > self.desk_window:
+                break
+            run.append(entry)
+        return run
+
     async def deliver_batch(self, entries: list[OutboxEntry]) -> int:
         """The OutboxWorker's batch hook: the leading entries made by one command go out
         together, its announcements in the game channel as ONE message (one embed each)
-        instead of one message per event. Returns how many entries were delivered."""
+        instead of one message per event; the master's desk lines of a few seconds go as
+        one post. Returns how many entries were delivered."""
+        desk = self._desk_run(entries)
+        if len(desk) > 1:
+            wait = self._desk_wait(desk[0])
+            if wait > 0:
+                raise RetryAfter(wait)
+            await self._guarded(self._deliver_desk(desk), desk)
+            return len(desk)
         if all(_refresh_only(e) for e in entries):
             # edits of one message coalesce: it shows the current state, once
             await self.deliver(entries[-1])
@@ -199,7 +250,7 @@ class Delivery:
             await self.deliver(entries[0])
             return 1
         game = run[0].game_id
-        recheck = RECHECK.set(recheck_since(run[0].created_at, self.started))
+        recheck = RECHECK.set(self._recheck(run))
         patience = ratelimits.PATIENCE.set(PATIENCE)
         try:
             await self._deliver_run(run)
@@ -224,6 +275,15 @@ class Delivery:
             RECHECK.reset(recheck)
             ratelimits.PATIENCE.reset(patience)
         return len(run)
+
+    def _recheck(self, entries: list[OutboxEntry]) -> datetime | None:
+        """Since when the channel is looked at before these entries are posted: an entry
+        its command answered itself (a vote in the game channel) may be there already,
+        with no nonce (the interaction failed to say so, or the process stopped)."""
+        created = entries[0].created_at
+        if any(e.answered for e in entries) and created is not None:
+            return created if created.tzinfo else created.replace(tzinfo=UTC)
+        return recheck_since(entries[0].created_at, self.started)
 
     def _did(self, entry: OutboxEntry, step: str) -> bool:
         return (entry.game_id, entry.ordinal, step) in self._done
@@ -651,6 +711,22 @@ class Delivery:
         except discord.HTTPException:
             log.error("game %s: could not tell the master about parked entry %s (%s)",
                       entry.game_id, entry.key, what)
+
+
+def _is_desk(entry: OutboxEntry) -> bool:
+    """A line of the master's desk feed (a master event)."""
+    if entry.kind != EVENT_KIND:
+        return False
+    event = entry.payload.get("event") or {}
+    return (event.get("audience") or {}).get("kind") == "master"
+
+
+def _age(entry: OutboxEntry) -> float:
+    created = entry.created_at
+    assert created is not None
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - created).total_seconds()
 
 
 def same_command(entries: list[OutboxEntry]) -> list[OutboxEntry]:

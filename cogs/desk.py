@@ -125,9 +125,16 @@ async def master_event(delivery: Delivery, info: GameInfo, event: Event,
                        entry: OutboxEntry) -> None:
     """One master event posted on the desk (a long explanation over several embeds and,
     if need be, messages; each message with its nonce, pinging nobody)."""
-    channel = await ensure_desk(delivery, info, entry)
-    text = desk_text(escaped(event), mention, info.language)
-    await post(channel, entry_key(entry), embeds=embeds_of(text))
+    await master_events(delivery, info, [(entry, event)])
+
+
+async def master_events(delivery: Delivery, info: GameInfo,
+                        lines: list[tuple[OutboxEntry, Event]]) -> None:
+    """Several master events as one desk post (a burst of orders costs one request),
+    named by the first entry's nonce."""
+    channel = await ensure_desk(delivery, info, lines[0][0])
+    text = "\n".join(desk_text(escaped(event), mention, info.language) for _, event in lines)
+    await post(channel, entry_key(lines[0][0]), embeds=embeds_of(text))
 
 
 # --- /master log -------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The table talks: the live vote count of each day, and private reminders.
 
-The live count is one public message per voting day in the game channel. Which commands
+The live count is one public message per voting day in the game channel, posted with the
+day's first vote. Which commands
 change it is decided from the engine's public view (`core.visibility.live_tally`;
 `core.tallies.tally_outbox` derives the entries): every commit that changes the view
 writes a "tally" outbox entry in its own transaction, carrying the whole count as it
@@ -105,7 +106,8 @@ def _now() -> float:
 class LiveTallies:
     """Posts and edits the live counts; called by cogs.delivery for "tally" entries."""
 
-    interval = 2.0  # seconds between two edits of one message (Discord: 5 per 5 s)
+    interval = 5.0  # seconds between two edits of one message (Discord: 5 per 5 s; 3
+    # per 6 s once it is an hour old): a burst of votes costs one edit (issue 30)
 
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot
@@ -123,6 +125,11 @@ class LiveTallies:
         key = message_key(tally.number)
         embed = tally_message_embed(tally, info.language)
         message_id = info.live_messages.get(key)
+        if message_id is None and not tally.rows:
+            # Nothing to show yet: the day's announcement says when it closes, and the
+            # first vote posts the count (a phase change costs one message less, issue
+            # 30); a day nobody voted in has its result in the next announcement.
+            return
         if message_id is not None:
             wait = self._last.get(message_id, -math.inf) + self.interval - _now()
             if wait > 0 and entry.payload.get("op") == "edit":

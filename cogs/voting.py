@@ -1,9 +1,10 @@
 """Day: /checkin, /vote (public red embed), /unvote, /votes; the vote menu.
 
-The public record of a vote, a withdrawal or a check-in is posted by the outbox in the
-game's channel, wherever the command was typed (a clan channel, a DM): it is written in
-the command's own transaction, so a crash before the reply cannot lose it. The reply only
-confirms, to the sender alone (the same embed).
+The public record of a vote, a withdrawal or a check-in is written to the outbox in the
+command's own transaction, so a crash before the reply cannot lose it. Typed in the game
+channel, the reply is that record (the outbox only stands by: cogs/utils/actions.py
+`record`); typed elsewhere (a clan channel, a DM), the outbox posts it in the game
+channel and the reply confirms to the sender alone (the same embed).
 """
 
 from __future__ import annotations
@@ -19,21 +20,24 @@ from core.vocabulary import PhaseKind
 
 from .base import GameCog, PlayerArg
 from .ui.components import VoteSelect
-from .ui.render import reply_embed, tally_embed
+from .ui.render import tally_embed
 from .ui.text import command_kwargs, localized, user_lang
-from .utils.actions import cast_vote
-from .utils.bot import MafiaBot
+from .utils.actions import cast_vote, record
+from .utils.bot import MafiaBot, is_admin, now
+from .utils.sight import note_sight
 
 
 class Voting(GameCog):
-    async def _answer(self, interaction: discord.Interaction[MafiaBot], cmd: type[c.Command],
+    async def _answer(self, interaction: discord.Interaction[MafiaBot],
+                      cmd: type[c.CheckIn] | type[c.Unvote],
                       kind: EventKind) -> None:
-        """Apply a command without options and show the sender the event that answers it."""
+        """Apply a command without options and answer with the event it made (`record`:
+        in the game channel, the public record itself)."""
         info = await self.game_here(interaction)
-        applied = await self.apply(interaction, info, cmd)
-        event = next(e for e in applied.events if e.kind is kind)
-        await interaction.response.send_message(embed=reply_embed(event, info.language),
-                                                ephemeral=True)
+        await note_sight(interaction, info)  # a right given during the game: RULES.md §8
+        command = c.stamped(cmd(by=interaction.user.id, at=now(),
+                                admin=is_admin(interaction)), info.seen)
+        await record(interaction, info, command, kind)
 
     @app_commands.command(**command_kwargs("checkin"))
     @app_commands.guild_only()

@@ -202,16 +202,12 @@ def test_imports_point_down_the_layers() -> None:
     assert wrong == []
 
 
-#: What bot.py builds at construction besides the shared helpers of cogs/utils/: the
-#: outbox's deliverer and the REST budget (tests and benchmarks use both before login).
-BOT_WIRES = {"cogs.delivery", "cogs.ratelimits", "cogs.sharedbudget"}
-
-
-def test_bot_imports_no_cog_but_the_machinery_it_wires() -> None:
-    """Extensions load by name; the cogs' type of the bot is cogs.utils.bot.MafiaBot."""
+def test_bot_imports_no_cog() -> None:
+    """Extensions load by name (the outbox's worker and the request budget with
+    cogs.outbox); the cogs' type of the bot is cogs.utils.bot.MafiaBot."""
     cogs = {i for i in import_graph(typing=True)["bot"]
             if _top(i) == "cogs" and not i.startswith("cogs.utils")}
-    assert cogs <= BOT_WIRES, cogs - BOT_WIRES
+    assert cogs == set()
 
 
 def test_the_graph_sees_a_circle_through_a_function_body(tmp_path: Path) -> None:

@@ -5,20 +5,24 @@ without importing a cog extension."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import discord
 
 from core import commands as c
-from core.events import EventKind
+from core.events import Event, EventKind
 from core.i18n import t
 from core.storage.observer import GameInfo, Outcome
 
-from ..ui.markup import user_text
-from ..ui.render import card_embed, reply_embed
+from ..ui.limits import EMBEDS, split_embed
+from ..ui.markup import no_pings, user_text
+from ..ui.render import card_embed, event_embed, reply_embed
 from ..ui.text import user_lang
 from .bot import MafiaBot, is_admin, now
 from .sight import member_sight, note_sight
+
+log = logging.getLogger(__name__)
 
 
 async def command(interaction: discord.Interaction[MafiaBot], info: GameInfo,
@@ -79,8 +83,46 @@ async def cast_vote(interaction: discord.Interaction[MafiaBot], game: GameInfo |
     if day is not None:  # a menu click: the day it belongs to is the phase it was sent in
         seen = await interaction.client.observe.menu_seen(info.id, day)
     perms = interaction.permissions
-    done = await command(interaction, info, c.Vote, noted=True, target=target, shout=shout,
-                         admin=bool(perms.manage_guild), seen=seen)
-    event = next(e for e in done.events if e.kind is EventKind.VOTE_CAST)
-    await interaction.response.send_message(embed=reply_embed(event, info.language),
-                                            ephemeral=True)
+    await record(interaction, info, c.Vote(by=interaction.user.id, at=now(), target=target,
+                                           shout=shout, admin=bool(perms.manage_guild),
+                                           seen=seen), EventKind.VOTE_CAST)
+
+
+#: events whose public record a player's own command makes (a vote, a withdrawal, a
+#: check-in): sent in the game channel, the interaction's response is that record
+RECORDS = frozenset({EventKind.VOTE_CAST, EventKind.VOTE_WITHDRAWN, EventKind.CHECKED_IN})
+
+
+def _recorded(event: Event) -> bool:
+    return event.kind in RECORDS and event.audience.kind == "public"
+
+
+async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
+                 command: c.Command, kind: EventKind) -> None:
+    """Apply a vote, a withdrawal or a check-in and answer with its event. Sent in the
+    game channel, the answer is the public record itself (an interaction response:
+    exempt from Discord's global limit, and the author sees it once); its outbox entry,
+    written in the same transaction, is held meanwhile and marked delivered after the
+    response, so the outbox posts it only if the response failed (issue 30). Sent
+    elsewhere (a team channel, a DM), the outbox posts the record in the game channel
+    and the sender alone gets the event."""
+    bot = interaction.client
+    here = interaction.channel_id == info.channel_id
+    applied = await bot.apply(info, command, answer=_recorded if here else None)
+    event = next(e for e in applied.events if e.kind is kind)
+    if not applied.answered:
+        await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                                ephemeral=True)
+        return
+    # as the outbox would post it (cogs/delivery.py): the same embeds, so a recheck
+    # after a failure here finds it by its text
+    embeds = [piece for e in applied.events if _recorded(e)
+              for piece in split_embed(event_embed(e, info.language))]
+    try:
+        await interaction.response.send_message(embeds=embeds[:EMBEDS],
+                                                allowed_mentions=no_pings())
+    except discord.HTTPException as exc:  # the outbox posts it when the hold ends
+        log.warning("game %s: public record not answered (%s); the outbox posts it",
+                    info.id, exc)
+        return
+    await bot.observe.answered(info.id, applied.answered)

@@ -8,15 +8,18 @@ circle (tests/test_house.py). The extensions are loaded by name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Protocol
 
 import discord
 from discord.ext import commands
 
 from core.commands import Command
 from core.errors import ErrorCode, RuleError
+from core.events import Event
 from core.settings import Settings
 from core.storage.budget import RateBudget
 from core.storage.observer import Observer, Outcome
@@ -41,14 +44,30 @@ def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
     return bool(perms.manage_guild or perms.administrator)
 
 
+class Identifies(Protocol):
+    async def before_identify(self, shard_id: int | None) -> None: ...
+
+
+class Coordinated(Protocol):
+    """The token's coordination across processes (cogs/sharedbudget.py Coordination)."""
+
+    @property
+    def identify(self) -> Identifies: ...
+
+
 class MafiaBot(commands.Bot):
-    """What every cog may rely on; bot.py sets these up before the extensions load."""
+    """What every cog may rely on: bot.py sets up the settings, the service, the
+    scheduler and the private index; the cogs.outbox extension, loaded first, the
+    budget, the deliverer and the outbox worker (`cogs.outbox.wire`)."""
 
     settings: Settings
     service: GameService
     scheduler: DeadlineScheduler
     outbox: OutboxWorker
     budget: RateBudget
+    budgeted: Any  # cogs.ratelimits.BudgetedHTTP (typed there: no import circle)
+    delivery: Any  # cogs.delivery.Delivery
+    coordination: Coordinated | None = None
     state_dir: Path
     private_index: dict[int, int]  # private channel id -> game id
     _observer: Observer | None = None
@@ -94,8 +113,10 @@ class MafiaBot(commands.Bot):
             raise RuleError(ErrorCode.DM_WHICH_GAME if mine else ErrorCode.NO_GAME_FOR_YOU)
         raise RuleError(ErrorCode.NO_GAME_HERE)
 
-    async def apply(self, info: GameInfo, command: Command) -> Outcome:
-        """Apply through the service. The cog stamped the phase the sender saw on a
+    async def apply(self, info: GameInfo, command: Command, *,
+                    answer: Callable[[Event], bool] | None = None) -> Outcome:
+        """Apply through the facade. The cog stamped the phase the sender saw on a
         phase-bound command (`core.commands.stamped`): if that phase ended on its way,
-        the engine refuses it as `phase_ended`."""
-        return await self.observe.apply(info.id, command)
+        the engine refuses it as `phase_ended`. `answer`: the events whose outbox
+        entries the caller answers itself (cogs/utils/actions.py `record`)."""
+        return await self.observe.apply(info.id, command, answer=answer)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +31,11 @@ from core.storage.models import GamePlayer, UserStats
 from core.storage.retry import Stale
 
 EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
+# An entry the caller answers itself (an interaction response): not due before its hold
+# ends, then delivered by the worker only if the caller did not mark it delivered. Its
+# payload starts with this (no user text can), so the deliverer knows to look first.
+ANSWERED = '{"answered":true'
+ANSWER_HOLD = timedelta(seconds=5)  # Discord wants an interaction's response within 3 s
 # A day's stream of small commands: each writes its log row, and the whole state only
 # every SNAPSHOT_EVERY-th (a load replays the few logged since: GameService._loaded).
 LIGHT = frozenset({"vote", "unvote", "night"})
@@ -85,6 +90,8 @@ class Applied:
     events: list[Event]
     game_id: int
     seq: int
+    #: ordinals of the outbox entries held for the caller to answer (`answer`)
+    answered: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,11 +107,14 @@ class Pending:
 
 
 def outbox_rows(p: Pending, extra: list[tuple[str, str]], route: Callable[[Event], bool],
-                derivers: list[OutboxDeriver], bundlers: list[Bundler]
-                ) -> list[tuple[str, str]]:
-    """The command's outbox rows in delivery order, payloads as JSON."""
+                derivers: list[OutboxDeriver], bundlers: list[Bundler],
+                answer: Callable[[Event], bool] | None = None) -> list[tuple[str, str]]:
+    """The command's outbox rows in delivery order, payloads as JSON; the events
+    `answer` takes are held for the caller's own response (`ANSWERED`)."""
     new, events = p.out.state, p.out.events
-    rows = [(EVENT_KIND, dumps(event_payload(new.seq, e))) for e in events if route(e)]
+    rows = [(EVENT_KIND, dumps(({"answered": True} if answer is not None and answer(e)
+                                else {}) | event_payload(new.seq, e)))
+            for e in events if route(e)]
     for derive in derivers:
         rows += [(kind, dumps(payload)) for kind, payload in derive(p.old, new, events)]
     for bundle in bundlers:
@@ -147,7 +157,8 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
     ends = new.phase is PhaseKind.ENDED and old.phase is not PhaseKind.ENDED
 
     def script(dialect: str) -> statements.Script:
-        outbox = statements.outbox_insert(dialect, p.game_id, p.outbox_seq, rows, now)
+        outbox = statements.outbox_insert(dialect, p.game_id, p.outbox_seq, rows, now,
+                                          held=held(rows), hold=ANSWER_HOLD)
         return statements.Script(
             statements.game_update(dialect, p.game_id, values, seq=old.seq,
                                    outbox_seq=p.outbox_seq),
@@ -168,6 +179,12 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
             await hook(conn, commit)
 
     return write
+
+
+def held(rows: list[tuple[str, str]]) -> list[int]:
+    """Indexes of the rows held for the caller's response."""
+    return [i for i, (kind, payload) in enumerate(rows)
+            if kind == EVENT_KIND and payload.startswith(ANSWERED)]
 
 
 def event_payload(seq: int, event: Event) -> dict[str, Any]:

@@ -12,7 +12,7 @@ few facts of the new state a reply needs, never the state itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from core import access, desk, places, views
@@ -40,12 +40,13 @@ class Outcome:
     """A committed command as the Discord layer sees it: its events and what a reply
     may say of the new state (the state itself stays behind the facade)."""
 
-    __slots__ = ("_state", "events", "game_id", "seq")
+    __slots__ = ("_state", "answered", "events", "game_id", "seq")
 
     def __init__(self, applied: Applied) -> None:
         self.events: list[Event] = applied.events
         self.game_id = applied.game_id
         self.seq = applied.seq
+        self.answered = applied.answered  # held outbox entries the caller answers itself
         self._state = applied.state
 
     @property
@@ -85,9 +86,15 @@ class Observer:
         return await self.service.state(game_id)
 
     # --- commands -------------------------------------------------------------------
-    async def apply(self, game_id: int, command: Command) -> Outcome:
-        """Apply and commit `command` (GameService.apply); RuleError if refused."""
-        return Outcome(await self.service.apply(game_id, command))
+    async def apply(self, game_id: int, command: Command, *,
+                    answer: Callable[[Event], bool] | None = None) -> Outcome:
+        """Apply and commit `command` (GameService.apply, `answer` included); RuleError
+        if refused."""
+        return Outcome(await self.service.apply(game_id, command, answer=answer))
+
+    async def answered(self, game_id: int, ordinals: Sequence[int]) -> None:
+        """The caller answered these held outbox entries itself (GameService.answered)."""
+        await self.service.answered(game_id, ordinals)
 
     # --- the table ------------------------------------------------------------------
     async def view(self, game_id: int) -> PublicView:

@@ -32,7 +32,7 @@ from core.storage import statements
 from core.storage.budget import FairSlots
 from core.storage.db import background, reader
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
-from core.storage.service import EVENT_KIND, GameService, GuildFilter
+from core.storage.service import ANSWERED, EVENT_KIND, GameService, GuildFilter
 from core.storage.statements import Script
 from core.storage.timing import cancel_all, doze, utcnow
 from core.storage.turns import shares
@@ -72,6 +72,12 @@ class OutboxEntry:
     def key(self) -> tuple[int, int]:
         """Stable identity of the message: (game, ordinal)."""
         return (self.game_id, self.ordinal)
+
+    @property
+    def answered(self) -> bool:
+        """Held for its command's own response: delivered here only if that failed (or
+        the process stopped before marking it), so it may be in its channel already."""
+        return bool(self.payload.get("answered"))
 
     def files(self) -> list[dict[str, Any]]:
         """Files to attach to this entry's message (core.archive.files_for), if any."""
@@ -167,6 +173,7 @@ class OutboxWorker:
         self.delivered = 0
         self.parked = 0
         self.superseded = 0  # coalesced entries dropped unsent
+        self._started = now()
         self._owns = owns if owns is not None or service is None else service.owns
         self._service = service
         if service is not None:
@@ -175,6 +182,7 @@ class OutboxWorker:
     async def start(self) -> None:
         """Run in the background; anything left pending by a previous run is resumed."""
         if self._task is None:
+            self._started = self._now()
             self._task = asyncio.create_task(self._run(), name="outbox-worker")
 
     async def stop(self) -> None:
@@ -225,7 +233,22 @@ class OutboxWorker:
 
     async def _run(self) -> None:
         with background():  # its scans and reads (and its serving tasks') yield to commands
+            try:
+                await self._release_held()
+            except Exception:
+                log.exception("outbox: releasing held entries failed")
             await self._loop()
+
+    async def _release_held(self) -> None:
+        """Entries held for a caller's own response (core/storage/commit.py ANSWERED)
+        by an earlier process are due now: that caller is gone. (The deliverer looks for
+        them in their channel first: the response may have gone out.)"""
+        now = self._now()
+        rows = await _read(Outbox.filter(status=PENDING, next_attempt_at__gt=now,
+                                         payload__startswith=ANSWERED))
+        ids = [row.id for row in rows if _aware(row.created_at) < self._started]
+        if ids:
+            await Outbox.filter(id__in=ids).update(next_attempt_at=now)
 
     async def _loop(self) -> None:
         while True:
@@ -323,7 +346,9 @@ class OutboxWorker:
                 if wait > 0:
                     # A message held back (an edit made too soon) may meanwhile be
                     # superseded by a newer version: look again soon, not at `wait`'s end.
-                    soon = COALESCE_RECHECK if _coalesce_key(head.payload) else self._poll
+                    # So may an entry its caller answers (held) be marked delivered.
+                    soon = COALESCE_RECHECK if _coalesce_key(head.payload) \
+                        or head.payload.startswith(ANSWERED) else self._poll
                     await asyncio.sleep(min(wait, soon))
                     continue
                 due = [head]

@@ -44,8 +44,17 @@ from core.rules.owing import reminder_at
 from core.state import GameState, Options
 from core.storage import statements
 from core.storage.cache import DEFAULT_COMPACT, DEFAULT_SIZE, Slot, Slots
+from core.storage.commit import ANSWERED as ANSWERED
 from core.storage.commit import EVENT_KIND as EVENT_KIND
-from core.storage.commit import SNAPSHOT_EVERY, Pending, dumps, outbox_rows, stores_state, writer
+from core.storage.commit import (
+    SNAPSHOT_EVERY,
+    Pending,
+    dumps,
+    held,
+    outbox_rows,
+    stores_state,
+    writer,
+)
 from core.storage.commit import Applied as Applied
 from core.storage.commit import Bundler as Bundler
 from core.storage.commit import OutboxDeriver as OutboxDeriver
@@ -100,7 +109,7 @@ class GameService:
         `cache_size` (None: unbounded) caps the states kept parsed in memory, the games
         touched most recently, and `compact_size` the next ones kept as JSON text
         (core/storage/cache.py)."""
-        self._route = route
+        self.route = route  # which events become outbox entries (the Discord layer's)
         self._clock = clock
         self.limits = limits  # None: no cap on open games (the bot passes its settings')
         self.owns = owns
@@ -202,11 +211,14 @@ class GameService:
 
     async def apply(
         self, game_id: int, command: Command, *, extra_outbox: Sequence[OutboxItem] = (),
-        discord: DiscordPatch | None = None,
+        discord: DiscordPatch | None = None, answer: Callable[[Event], bool] | None = None,
     ) -> Applied:
         """Apply `command` and commit it; RuleError (nothing written) if the rules refuse.
 
-        `extra_outbox` and `discord` are written in the same transaction.
+        `extra_outbox` and `discord` are written in the same transaction. The outbox
+        entries of the events `answer` takes are held for the caller, who answers them
+        itself and then calls `answered` (`Applied.answered` has their ordinals); one it
+        does not answer goes out through the worker when its hold ends.
         """
         extra = [(i.kind, dumps(i.payload)) for i in extra_outbox]
         columns = discord.columns() if discord else {}
@@ -227,8 +239,8 @@ class GameService:
             stored_json = out.state.model_dump_json() \
                 if stores_state(command, old, out.state, slot.stored_seq) else None
             try:
-                written, cancelled = await settle(self._commit(pending, extra, columns,
-                                                               stored_json))
+                (written, held), cancelled = await settle(self._commit(
+                    pending, extra, columns, stored_json, answer))
             except RuleError as refusal:  # a commit hook refused; nothing was written
                 if refusal.code == "not_enough_lira" and n < ATTEMPTS - 1 \
                         and command.reads_funds() \
@@ -236,9 +248,11 @@ class GameService:
                         != command.funds:
                     raise Stale() from None  # another game spent the wallet: decide anew
                 raise
+            ordinals[:] = [slot.outbox_seq + 1 + i for i in held]
             self._settled(game_id, slot, out.state, stored_json, written, discord)
             return old, out, written, cancelled
 
+        ordinals: list[int] = []
         async with slot.lock:
             old, out, written, cancelled = await retrying(
                 game_id, attempt, forget=lambda: self._slot.drop(game_id),
@@ -247,7 +261,8 @@ class GameService:
         self._announce(game_id, slot.guild_id, old, new, written)
         if cancelled:  # committed all the same: the caller just stopped waiting
             raise asyncio.CancelledError()
-        return Applied(state=new, events=out.events, game_id=game_id, seq=new.seq)
+        return Applied(state=new, events=out.events, game_id=game_id, seq=new.seq,
+                       answered=tuple(ordinals))
 
     def _settled(self, game_id: int, slot: Slot, new: GameState, stored_json: str | None,
                  written: int, discord: DiscordPatch | None) -> None:
@@ -275,6 +290,14 @@ class GameService:
         if written:
             self._notify_outbox()
 
+    async def answered(self, game_id: int, ordinals: Sequence[int]) -> None:
+        """The caller answered these held entries itself (`apply`'s `answer`): they are
+        delivered, in a transaction shared with the commands committing meanwhile."""
+        if ordinals:
+            await self._group.run(Script(None, (statements.outbox_answered(
+                statements.default_dialect(), game_id, ordinals, self._clock()),)))
+            self._notify_outbox()  # the entries after them in their lane are due
+
     async def set_discord(self, game_id: int, patch: DiscordPatch, *,
                           extra_outbox: Sequence[OutboxItem] = ()) -> None:
         """Store Discord-side ids (and optional outbox entries) in one transaction."""
@@ -299,16 +322,20 @@ class GameService:
             raise asyncio.CancelledError()
 
     async def _commit(self, p: Pending, extra: list[tuple[str, str]],
-                      columns: dict[str, Any], state_json: str | None) -> int:
-        """Write one command (the commit path, core/storage/commit.py); rows written."""
-        rows = outbox_rows(p, extra, self._route, self.outbox_derivers, self.bundlers)
+                      columns: dict[str, Any], state_json: str | None,
+                      answer: Callable[[Event], bool] | None = None
+                      ) -> tuple[int, list[int]]:
+        """Write one command (the commit path, core/storage/commit.py); rows written and
+        the indexes of those held for the caller."""
+        rows = outbox_rows(p, extra, self.route, self.outbox_derivers, self.bundlers,
+                           answer)
         work = writer(p, rows, columns, state_json, self._clock(), self.commit_hooks)
         if isinstance(work, Script):
             if not await self._write(work):
                 raise Stale()  # the game row moved under us: decide anew
         else:
             await self._write(work)
-        return len(rows)
+        return len(rows), held(rows)
 
     @overload
     async def _write(self, work: Script) -> bool: ...

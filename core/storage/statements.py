@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
@@ -123,6 +123,19 @@ def log_insert(dialect: str, game_id: int, seq: int, command: str,
     return sql, _db_values(EventLog, values)
 
 
+def outbox_answered(dialect: str, game_id: int, ordinals: Sequence[int],
+                    now: datetime) -> Statement:
+    """Mark the game's entries `ordinals` delivered at `now` (their caller answered them)
+    if they are still pending."""
+    values = {"status": DELIVERED, "delivered_at": now}
+    sets = _update_sql(dialect, Outbox._meta.db_table, _columns(Outbox, values), ("id",))
+    marks = _placeholders(dialect, len(ordinals) + 2, start=len(values))
+    sql = sets.rsplit(" WHERE ", 1)[0] + (
+        f' WHERE "game_id" = {marks[0]} AND "status" = {marks[1]}'
+        f' AND "ordinal" IN ({", ".join(marks[2:])})')
+    return sql, _db_values(Outbox, values) + [game_id, PENDING] + [int(o) for o in ordinals]
+
+
 def outbox_delivered(dialect: str, ids: Sequence[int], now: datetime) -> Statement:
     """Mark the outbox entries `ids` delivered at `now`."""
     values = {"status": DELIVERED, "delivered_at": now}
@@ -133,8 +146,11 @@ def outbox_delivered(dialect: str, ids: Sequence[int], now: datetime) -> Stateme
 
 
 def outbox_insert(dialect: str, game_id: int, last: int,
-                  rows: Sequence[tuple[str, str]], now: datetime) -> Statement | None:
-    """The entries `rows` (kind, payload JSON) numbered after ordinal `last`."""
+                  rows: Sequence[tuple[str, str]], now: datetime, *,
+                  held: Collection[int] = (), hold: timedelta = timedelta(0)
+                  ) -> Statement | None:
+    """The entries `rows` (kind, payload JSON) numbered after ordinal `last`; those at
+    the indexes `held` are not due before `now + hold` (their caller answers them)."""
     if not rows:
         return None
     params: list[Any] = []
@@ -142,7 +158,8 @@ def outbox_insert(dialect: str, game_id: int, last: int,
     for i, (kind, payload) in enumerate(rows, start=1):
         values = {"game_id": game_id, "ordinal": last + i, "kind": kind,
                   "payload": payload, "status": PENDING, "attempts": 0,
-                  "next_attempt_at": now, "created_at": now}
+                  "next_attempt_at": now + hold if i - 1 in held else now,
+                  "created_at": now}
         columns = _columns(Outbox, values)
         params += _db_values(Outbox, values)
     sql = _insert_sql(dialect, Outbox._meta.db_table, columns, len(rows))

@@ -73,13 +73,14 @@ def _migrated_template() -> Path:
 async def started(bot: MafiaBot, h: Harness) -> Harness:
     """Start `h` (closed again if starting fails). The live count waits `interval` real
     seconds between two edits of a message, and every settle after a vote would sit that
-    out: tests run it at 0 (test_tally sets its own)."""
+    out: tests run it at 0 (test_tally sets its own), and the desk's window too."""
     try:
         await h.start()
     except BaseException:
         await h.close()
         raise
     bot.delivery.tallies.interval = 0.0
+    bot.delivery.desk_window = 0.0  # each desk line as it comes (test_desk sets its own)
     return h
 
 
@@ -158,9 +159,10 @@ class Table:
 
 
 def confirmed(res: InteractionResult) -> bool:
-    """A vote, withdrawal or check-in was accepted: the sender alone gets the event's embed
-    (its public record goes to the game channel through the outbox); a refusal is text."""
-    return res.ephemeral and bool(res.embeds)
+    """A vote, withdrawal or check-in was accepted: the reply is the event's embed (typed
+    in the game channel, the public record itself; elsewhere to the sender alone, the
+    outbox posting the record in the game channel); a refusal is ephemeral text."""
+    return bool(res.embeds)
 
 
 async def open_table(h: Harness, n: int = 8, *, roles: str | None = None,

@@ -328,6 +328,7 @@ class Harness:
         self.gateway = GatewayBridge(state, self.world)
         self.world.listeners.append(self.gateway)
         await self._run(lambda: None, starter=lambda: self.bot.login(token), label="login")
+        self._budget_on_fake_clock()  # a budget set up by setup_hook (an extension's)
         self.ws = FakeGatewayWebSocket(self.fake, self.world, state)
         self.bot.ws = self.ws  # type: ignore[assignment]
         self._started = True

@@ -1,0 +1,79 @@
+"""The extension that owns the bot's background delivery: the request budget on
+discord.py's HTTP client, the budget shared with the token's other processes, the
+outbox's deliverer and its worker (issue 31, item 4: bot.py imports no cog; this work
+lives with what it serves). Loaded first by bot.py's setup_hook, by name.
+
+`wire` puts them on the bot (`budget`, `budgeted`, `delivery`, `outbox`) and routes the
+service's outbox rows; the cog starts the worker once the guild caches are ready and
+stops it, and the shared budget's lease, when the bot closes (Bot.close unloads it).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from discord.ext import commands
+
+from core.places import outbox_rows
+from core.storage.budget import RateBudget
+from core.storage.outbox import OutboxWorker
+
+from . import sharedbudget
+from .delivery import LANE_NAMES, LANE_WEIGHTS, LANES, Delivery, lane, outbox_settings, route
+from .ratelimits import install
+from .utils.bot import MafiaBot
+
+log = logging.getLogger(__name__)
+
+
+def wire(bot: MafiaBot) -> None:
+    """The budget, the deliverer and the worker, set on the bot once: every REST request
+    waits for the budget (docs/rate-limits.md); the outbox serves its lanes by weight
+    (docs/delivery.md)."""
+    if getattr(bot, "outbox", None) is not None:
+        return
+    bot.service.route = route
+    if outbox_rows not in bot.service.bundlers:  # private places, the ping role
+        bot.service.bundlers.append(outbox_rows)
+    bot.budget = RateBudget()
+    bot.budgeted = install(bot, bot.budget)
+    bot.delivery = delivery = Delivery(bot)
+    bot.outbox = OutboxWorker(delivery.deliver, notify_parked=delivery.parked,
+                              service=bot.service, deliver_batch=delivery.deliver_batch,
+                              lane=lane, lanes=LANES, weights=LANE_WEIGHTS,
+                              max_concurrent=32, names=LANE_NAMES,
+                              **outbox_settings(bot.settings))
+
+
+class Background(commands.Cog):
+    """Starts and stops what `wire` set up, with the bot."""
+
+    def __init__(self, bot: MafiaBot) -> None:
+        self.bot = bot
+
+    async def cog_load(self) -> None:
+        """After login: a sharded process on PostgreSQL shares the token's budget and
+        coordinates its identifies (cogs/sharedbudget.py)."""
+        bot = self.bot
+        if bot.coordination is None and bot.shard_count is not None and bot.http.token:
+            bot.coordination = await sharedbudget.coordinate(
+                bot.http, bot.budget, bot.http.token, bot.settings.database_url,
+                bot.shard_count, getattr(bot, "shard_ids", None))
+
+    @commands.Cog.listener()
+    async def on_ready(self) -> None:
+        await self.bot.outbox.start()  # guild caches are ready: channels resolve
+
+    async def cog_unload(self) -> None:
+        try:
+            await self.bot.outbox.stop()
+        finally:
+            coordination = self.bot.coordination
+            self.bot.coordination = None
+            if isinstance(coordination, sharedbudget.Coordination):
+                await sharedbudget.close(coordination)
+
+
+async def setup(bot: MafiaBot) -> None:
+    wire(bot)
+    await bot.add_cog(Background(bot))
