@@ -258,6 +258,7 @@ PENDING = {
     "cogs/places.py": ("core.places", "core.storage.outbox", "core.storage.service"),
     "cogs/ratelimits.py": ("core.storage.budget",),
     "cogs/sharedbudget.py": ("core.settings", "core.storage.budget"),
+    "cogs/outbox.py": ("core.places", "core.storage.budget", "core.storage.outbox"),
 }
 
 
@@ -356,9 +357,6 @@ MAX_FUNCTION_LINES = 60
 #: Functions over the limit today, each being shrunk on another branch; empty it once
 #: they land. A name here that is already short fails the test, so the list only shrinks.
 LONG_FUNCTIONS = {
-    "core.rules.night.resolve",      # guards
-    "core.storage.service.GameService.apply",  # guards
-    "core.narrate.describe",         # events
     "core.engine._dispatch",         # guards (one guard per command)
     "core.storage.outbox.OutboxWorker.__init__",  # delivery
     "cogs.delivery.Delivery._deliver_run",  # delivery
