@@ -44,7 +44,7 @@ _SENDER_ONLY = frozenset({"whisper_sent"})
 DESK_ONLY = frozenset({"desk_opened", "desk_order", "desk_purchase", "desk_buy_ordered",
                        "desk_buy_skipped", "desk_buy_failed", "desk_spell",
                        "desk_spell_blocked", "desk_replaced", "desk_standby", "all_orders_in",
-                       "night_explained", "day_explained", "desk_day_kick"})
+                       "night_explained", "day_explained", "desk_day_kick", "desk_sight"})
 PAGE_BUDGET = 3800  # characters of one page (an embed description holds 4096)
 
 
@@ -156,6 +156,9 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
                                 names, lang)
         return t("event.desk_buy_failed", lang, **(params(event, names, lang) | {
             "reason": reason}))
+    if kind == "desk_sight":
+        return t("desk.event.desk_sight", lang, uid=names(event.data["uid"]),
+                 what=t(f"desk.sight.{event.data['sight']}", lang))
     if kind == "desk_standby":
         key = "desk.standby.on" if event.data.get("on") else "desk.standby.off"
         return t(key, lang, uid=names(event.data["uid"]), count=event.data["count"])

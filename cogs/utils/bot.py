@@ -17,6 +17,7 @@ from discord.ext import commands
 
 from core.commands import Command
 from core.errors import ErrorCode, RuleError
+from core.i18n import normalize_locale
 from core.settings import Settings
 from core.storage.budget import RateBudget
 from core.storage.outbox import OutboxWorker
@@ -29,6 +30,13 @@ from core.vocabulary import PhaseKind
 def now() -> datetime:
     """The time a command is stamped with (the engine never reads a clock)."""
     return datetime.now(UTC)
+
+
+def reader_language(locale: str) -> str:
+    """A client locale as one of our catalogues; "" for a language we have no catalogue
+    for (Ukrainian, German...): his private pushes then follow the game's language."""
+    lang = normalize_locale(locale)
+    return lang if lang == "ru" or locale.lower().startswith("en") else ""
 
 
 def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
@@ -53,7 +61,15 @@ class MafiaBot(commands.Bot):
         """The game a command is about: this channel's, its private channel's, or (in
         DMs) the caller's only running game, with the phase the caller saw (`seen`)."""
         info = await self._find_game(interaction, finished=finished)
+        await self.note_reader(info, interaction)
         return replace(info, seen=phase_seen(await self.service.state(info.id)))
+
+    async def note_reader(self, info: GameInfo, interaction: discord.Interaction[MafiaBot]
+                          ) -> None:
+        """Remember the language the caller uses with the bot in this game: his private
+        pushes are written in it (core/storage/readers.py; a write only when it changes)."""
+        await self.service.readers.note_language(
+            info.id, interaction.user.id, reader_language(str(interaction.locale)))
 
     async def _find_game(self, interaction: discord.Interaction[MafiaBot], *,
                          finished: bool) -> GameInfo:
