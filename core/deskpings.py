@@ -15,7 +15,7 @@ from typing import Final
 PING_KINDS: Final[dict[str, frozenset[str]]] = {
     "away": frozenset({"away_noted"}),
     "orders": frozenset({"all_orders_in"}),
-    "sight": frozenset({"sight_all", "sight_threads"}),
+    "sight": frozenset({"desk_sight"}),
     "anon": frozenset({"anon_sender"}),
     "standby": frozenset({"desk_standby"}),
     "missed": frozenset({"turn_missed"}),

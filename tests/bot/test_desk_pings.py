@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import discord
+
 from core.deskpings import DEFAULT_PINGS
 from core.i18n import t as tr
 from core.narrate import phase_words
@@ -110,3 +112,26 @@ async def test_all_orders_in_pings_the_master_by_default(h: Harness) -> None:
     # the night's orders themselves arrive quietly
     quiet = [b for b in desk_posts(h) if all_in not in str(b.get("embeds"))]
     assert quiet and not any(pinged(b, t.master.id) for b in quiet)
+
+
+async def test_a_sight_warning_reaches_the_desk_and_pings_when_chosen(h: Harness) -> None:
+    """A right given during the game: the table is told publicly, the desk gets its own
+    warning, quiet by default, pinging the master once he chose sight warnings."""
+    t = await open_table(h, 8, roles=ROLES, locale="ru")
+    await start(t)
+    admins = h.add_role("Admins", permissions=discord.Permissions(administrator=True))
+    first, second = t.players[4], t.players[5]
+    h.give_role(first, admins)
+    assert (await t.do(first, "checkin")).ephemeral
+    await t.settle()
+    warning = tr("desk.event.desk_sight", "ru", uid=first.mention,
+                 what=tr("desk.sight.all", "ru"))
+    assert not pinged(line(h, warning), t.master.id)
+    assert warning not in "\n".join(m.text for m in h.messages_in(t.channel))
+    res = await t.do(t.master, "master pings", sight=True)
+    assert res.ephemeral and tr("desk.pings.kind.sight", "ru") in res.text, res.text
+    h.give_role(second, admins)
+    assert (await t.do(second, "checkin")).ephemeral
+    await t.settle()
+    assert pinged(line(h, tr("desk.event.desk_sight", "ru", uid=second.mention,
+                             what=tr("desk.sight.all", "ru"))), t.master.id)
