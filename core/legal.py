@@ -57,13 +57,13 @@ def master_only(path: str) -> bool:
 #: The master's commands in the order /help lists them.
 MASTER_ORDER = ("game setup", "game options", "game start", "master advance", "master extend",
                 "master kick", "master bonus", "master log", "master replace", "master prod",
-                "game cancel")
+                "master pings", "game cancel")
 
 
 def _master_commands(state: GameState, uid: int, admin: bool) -> list[str]:
     """Guarded commands by their guard; the rest (whose engine check reads the arguments,
-    or which only read) by phase: /game options before the start, /master log and
-    /master replace while the game is played."""
+    or which only read) by phase: /game options before the start, /master log,
+    /master replace and /master pings while the game is played."""
     if not may_master(state, uid, admin=admin):
         return []
     if state.phase is PhaseKind.SIGNUP:
@@ -71,7 +71,7 @@ def _master_commands(state: GameState, uid: int, admin: bool) -> list[str]:
     elif state.over:
         by_phase = set()
     else:
-        by_phase = {"master log", "master replace"}
+        by_phase = {"master log", "master replace", "master pings"}
     return [name for name in MASTER_ORDER
             if (passes(MASTER_COMMANDS[name], state, uid, admin) if name in MASTER_COMMANDS
                 else name in by_phase)]
