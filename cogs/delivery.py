@@ -622,11 +622,15 @@ class Delivery:
         master, reading along by an option, is not a newcomer to greet)."""
         state = await self.service.state(info.id)
         dead = [u for u in newcomers if (p := state.player(u)) is not None and not p.alive]
-        if not dead:
-            return
-        await post(channel, entry_key(entry, "g"), content=t(
-            "channel.graveyard_welcome", info.language,
-            names=", ".join(f"<@{u}>" for u in dead)), mentions=only_users(dead))
+        # each newcomer is addressed in his own language: one greeting per language
+        langs: dict[str, list[int]] = {}
+        for uid in dead:
+            lang = await self.service.readers.language(info.id, uid, info.language)
+            langs.setdefault(lang, []).append(uid)
+        for i, (lang, group) in enumerate(langs.items()):
+            await post(channel, entry_key(entry, "g" if i == 0 else f"g{i}"), content=t(
+                "channel.graveyard_welcome", lang,
+                names=", ".join(f"<@{u}>" for u in group)), mentions=only_users(group))
 
     async def record_channel(self, info: GameInfo, key: str, channel: discord.TextChannel,
                              entry: OutboxEntry | None, welcome: str) -> None:
@@ -697,8 +701,10 @@ class Delivery:
         what = event.kind if event else entry.kind
         try:
             user = await self.bot.fetch_user(info.master_id)
+            lang = await self.service.readers.language(info.id, info.master_id,
+                                                        info.language)  # his DM: his words
             await post(user, entry_key(entry, "x"), content=t(
-                "delivery.parked", info.language, game=user_text(info.title), what=what,
+                "delivery.parked", lang, game=user_text(info.title), what=what,
                 error=error[:200]))
             return
         except discord.HTTPException as exc:

@@ -25,6 +25,7 @@ from core.desk import (
     master_log,
     paginate,
 )
+from core.deskpings import PING_KINDS, ping_kind
 from core.errors import ErrorCode, RuleError
 from core.events import Event, EventKind
 from core.i18n import t
@@ -34,7 +35,7 @@ from core.storage.outbox import OutboxEntry
 from .base import PlayerArg, Refused, ack
 from .overwrites import member_overwrite
 from .ui.components import _guarded
-from .ui.markup import no_pings, user_data, user_text
+from .ui.markup import no_pings, only_users, user_data, user_text
 from .ui.text import mention, user_lang
 from .utils.actions import command
 from .utils.bot import MafiaBot, is_admin
@@ -88,6 +89,7 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
     is posted (with a nonce, so a repeated try does not post it twice)."""
     guild = delivery._guild(info)
     current = await delivery.service.info(info.id)
+    lang = await master_language(delivery.service, info)
     channel_id = current.private_channels.get(DESK)
     channel = guild.get_channel(channel_id) if channel_id else None
     if isinstance(channel, discord.TextChannel):
@@ -96,9 +98,9 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
     marker = channel_marker(info.id, DESK)
     found = find_marked(guild, marker, exclude=set(current.private_channels.values()))
     if found is None:
-        topic = t("desk.channel.topic", info.language, title=user_text(info.title))
+        topic = t("desk.channel.topic", lang, title=user_text(info.title))
         found = await guild.create_text_channel(
-            t("desk.channel.name", info.language)[:100], category=category,
+            t("desk.channel.name", lang)[:100], category=category,
             topic=f"{topic[:1024 - len(marker) - 1]} {marker}",
             overwrites=desk_overwrites(guild, info.master_id))
     else:
@@ -107,8 +109,14 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
         await found.edit(overwrites=desk_overwrites(guild, info.master_id),
                          category=category)
     await delivery.record_channel(info, DESK, found, entry, t(
-        "desk.channel.welcome", info.language, title=user_text(info.title)))
+        "desk.channel.welcome", lang, title=user_text(info.title)))
     return found
+
+
+async def master_language(service: GameService, info: GameInfo) -> str:
+    """The desk is the master's alone: written in the language he last used with the
+    bot (the game's until he has used any)."""
+    return await service.readers.language(info.id, info.master_id, info.language)
 
 
 def escaped(event: Event) -> Event:
@@ -124,17 +132,45 @@ def embeds_of(text: str) -> list[discord.Embed]:
 async def master_event(delivery: Delivery, info: GameInfo, event: Event,
                        entry: OutboxEntry) -> None:
     """One master event posted on the desk (a long explanation over several embeds and,
-    if need be, messages; each message with its nonce, pinging nobody)."""
+    if need be, messages; each message with its nonce), in the master's language."""
     await master_events(delivery, info, [(entry, event)])
 
 
 async def master_events(delivery: Delivery, info: GameInfo,
                         lines: list[tuple[OutboxEntry, Event]]) -> None:
     """Several master events as one desk post (a burst of orders costs one request),
-    named by the first entry's nonce."""
+    named by the first entry's nonce. It pings nobody, unless a line is of a kind the
+    master chose to be pinged for (`/master pings`; core/deskpings.py): then him alone."""
     channel = await ensure_desk(delivery, info, lines[0][0])
-    text = "\n".join(desk_text(escaped(event), mention, info.language) for _, event in lines)
-    await post(channel, entry_key(lines[0][0]), embeds=embeds_of(text))
+    lang = await master_language(delivery.service, info)
+    text = "\n".join(desk_text(escaped(event), mention, lang) for _, event in lines)
+    kinds = {ping_kind(event.kind) for _, event in lines} - {None}
+    ping: dict[str, Any] = {}
+    if kinds and kinds & set(await delivery.service.readers.desk_pings(
+            info.id, info.master_id)):
+        ping = {"content": mention(info.master_id), "mentions": only_users([info.master_id])}
+    await post(channel, entry_key(lines[0][0]), embeds=embeds_of(text), **ping)
+
+
+# --- /master pings -----------------------------------------------------------------------
+async def choose_pings(interaction: discord.Interaction[MafiaBot], info: GameInfo,
+                       asked: dict[str, bool | None]) -> None:
+    """/master pings: turn kinds of desk line on or off (the ones not given stay as they
+    were), then tell the master, in his language, which lines ping him now. The desk is
+    the game's master's: his choice is what is stored, whoever of the master's tools'
+    users asks."""
+    readers = interaction.client.service.readers
+    chosen = set(await readers.desk_pings(info.id, info.master_id))
+    if any(on is not None for on in asked.values()):
+        chosen |= {k for k, on in asked.items() if on}
+        chosen -= {k for k, on in asked.items() if on is False}
+        await readers.set_desk_pings(info.id, info.master_id, chosen)
+    lang = user_lang(interaction)
+    title = user_text(info.title)
+    kinds = [t(f"desk.pings.kind.{k}", lang) for k in PING_KINDS if k in chosen]
+    text = t("desk.pings.now", lang, title=title, kinds="; ".join(kinds)) if kinds \
+        else t("desk.pings.none", lang, title=title)
+    await interaction.response.send_message(text, ephemeral=True)
 
 
 # --- /master log -------------------------------------------------------------------------

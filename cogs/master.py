@@ -1,4 +1,4 @@
-"""Master tools: /master advance, extend, kick, bonus, log, replace, prod."""
+"""Master tools: /master advance, extend, kick, bonus, log, replace, pings, prod."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from discord import app_commands
 from discord.app_commands import Choice, Range
 
 from core import commands as c
+from core.deskpings import PING_KINDS
 from core.events import EventKind
 from core.i18n import t
 from core.narrate import team_name
@@ -95,6 +96,18 @@ class Master(GameCog):
                       ) -> None:
         info = await self.game_here(interaction)
         await desk.replace(interaction, info, old, new, standby)
+
+    @master.command(**command_kwargs("master.pings"))
+    @localized("master.pings", *PING_KINDS)
+    async def pings(self, interaction: discord.Interaction[MafiaBot],
+                    away: bool | None = None, orders: bool | None = None,
+                    sight: bool | None = None, anon: bool | None = None,
+                    standby: bool | None = None, missed: bool | None = None) -> None:
+        """Which desk lines ping the master (cogs/desk.py `choose_pings`)."""
+        info = await self._master_game(interaction)
+        await desk.choose_pings(interaction, info, {
+            "away": away, "orders": orders, "sight": sight, "anon": anon,
+            "standby": standby, "missed": missed})
 
     @master.command(**command_kwargs("master.prod"))
     async def prod(self, interaction: discord.Interaction[MafiaBot]) -> None:

@@ -317,7 +317,9 @@ class Places:
         if not events:
             self._sent.add(key)
             return
-        lang = info.language
+        # his language, not the game's (the public posts keep that): read now, so a
+        # switch of his client applies to every push after it
+        lang = await self.service.readers.language(info.id, holder, info.language)
         dealt = any(e.kind is EventKind.ROLE_DEALT for e in events)
         mine = card(state, holder) if dealt else None
         embeds = [self._embed(e, mine, lang) for e in events]

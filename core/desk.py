@@ -48,7 +48,8 @@ DESK_ONLY = frozenset({EventKind.DESK_OPENED, EventKind.DESK_ORDER, EventKind.DE
                        EventKind.DESK_BUY_FAILED, EventKind.DESK_SPELL,
                        EventKind.DESK_SPELL_BLOCKED, EventKind.DESK_REPLACED,
                        EventKind.DESK_STANDBY, EventKind.ALL_ORDERS_IN, EventKind.NIGHT_EXPLAINED,
-                       EventKind.DAY_EXPLAINED, EventKind.DESK_DAY_KICK})
+                       EventKind.DAY_EXPLAINED, EventKind.DESK_DAY_KICK,
+                       EventKind.DESK_SIGHT})
 PAGE_BUDGET = 3800  # characters of one page (an embed description holds 4096)
 
 
@@ -162,6 +163,9 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
                                 names, lang)
         return t("event.desk_buy_failed", lang, **(params(event, names, lang) | {
             "reason": reason}))
+    if kind is EventKind.DESK_SIGHT:
+        return t("desk.event.desk_sight", lang, uid=names(event.data["uid"]),
+                 what=t(f"desk.sight.{event.data['sight']}", lang))
     if kind is EventKind.DESK_STANDBY:
         key = "desk.standby.on" if event.data.get("on") else "desk.standby.off"
         return t(key, lang, uid=names(event.data["uid"]), count=event.data["count"])

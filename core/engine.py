@@ -244,6 +244,8 @@ def _declare_sight(ctx: Ctx, uid: int, sight: str) -> None:
     ctx.state.sight[uid] = sight
     kind = EventKind.SIGHT_ALL if sight == "all" else EventKind.SIGHT_THREADS
     ctx.emit(kind, uid=uid)
+    # the master's desk gets it as a warning of its own (a line he may be pinged for)
+    ctx.emit(EventKind.DESK_SIGHT, Audience.master(), uid=uid, sight=sight)
 
 
 def _sight(ctx: Ctx, cmd: c.Sight) -> None:

@@ -56,6 +56,7 @@ class EventKind(StrEnum):
     DESK_REPLACED = "desk_replaced"
     DESK_SPELL = "desk_spell"
     DESK_SPELL_BLOCKED = "desk_spell_blocked"
+    DESK_SIGHT = "desk_sight"
     DESK_STANDBY = "desk_standby"
     EXTENDED = "extended"
     GAME_OVER = "game_over"

@@ -68,6 +68,7 @@ HELP: tuple[Path, ...] = (
     Path("master log", reads=guards.conduct),
     Path("master replace", "replace"),
     Path("master prod", "remind"),
+    Path("master pings", reads=guards.conduct),
     Path("game cancel", "cancel"),
     Path("game join", "join"),
     Path("game leave", "leave"),

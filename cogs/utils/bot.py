@@ -20,6 +20,7 @@ from discord.ext import commands
 from core.commands import Command
 from core.errors import ErrorCode, RuleError
 from core.events import Event
+from core.i18n import normalize_locale
 from core.settings import Settings
 from core.storage.budget import RateBudget
 from core.storage.observer import Observer, Outcome
@@ -36,6 +37,13 @@ FOUND = "mafia.game"
 def now() -> datetime:
     """The time a command is stamped with (the engine never reads a clock)."""
     return datetime.now(UTC)
+
+
+def reader_language(locale: str) -> str:
+    """A client locale as one of our catalogues; "" for a language we have no catalogue
+    for (Ukrainian, German...): his private pushes then follow the game's language."""
+    lang = normalize_locale(locale)
+    return lang if lang == "ru" or locale.lower().startswith("en") else ""
 
 
 def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
@@ -89,8 +97,16 @@ class MafiaBot(commands.Bot):
         found: dict[bool, GameInfo] = interaction.extras.setdefault(FOUND, {})
         if finished not in found:
             info = await self._find_game(interaction, finished=finished)
+            await self.note_reader(info, interaction)
             found[finished] = replace(info, seen=await self.observe.seen(info.id))
         return found[finished]
+
+    async def note_reader(self, info: GameInfo, interaction: discord.Interaction[MafiaBot]
+                          ) -> None:
+        """Remember the language the caller uses with the bot in this game: his private
+        pushes are written in it (core/storage/readers.py; a write only when it changes)."""
+        await self.service.readers.note_language(
+            info.id, interaction.user.id, reader_language(str(interaction.locale)))
 
     async def _find_game(self, interaction: discord.Interaction[MafiaBot], *,
                          finished: bool) -> GameInfo:

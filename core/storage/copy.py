@@ -34,13 +34,15 @@ from core.storage.models import (
     GamePlayer,
     Ledger,
     Outbox,
+    Reader,
     UserStats,
     Wallet,
 )
 
-# Parents before children (game_player, event_log, outbox and ledger point at game).
+# Parents before children (game_player, event_log, outbox, game_reader and ledger point
+# at game).
 MODELS: tuple[type[Model], ...] = (
-    Game, GamePlayer, EventLog, Outbox, Wallet, Ledger, UserStats)
+    Game, GamePlayer, EventLog, Outbox, Wallet, Ledger, UserStats, Reader)
 BATCH = 2000
 SOURCE = "source"
 TARGET = "default"

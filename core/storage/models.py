@@ -162,3 +162,23 @@ class UserStats(Model):
     class Meta:
         table = "user_stats"
         unique_together = (("guild_id", "user_id"),)
+
+
+class Reader(Model):
+    """What one reader of a game chose for himself, kept beside the game (not in its
+    state: a presentation preference is no rule, so it stays out of the replayed log):
+    the language he last used with the bot (his private pushes are written in it) and,
+    for the master, which desk lines ping him. Survives a restart; one row per member
+    who touched the game."""
+
+    id = fields.IntField(primary_key=True)
+    game: fields.ForeignKeyRelation[Game] = fields.ForeignKeyField(
+        "models.Game", related_name="readers", on_delete=fields.CASCADE
+    )
+    user_id = fields.BigIntField()
+    language = fields.CharField(max_length=16, null=True)
+    desk_pings = fields.CharField(max_length=200, null=True)  # comma-separated kinds
+
+    class Meta:
+        table = "game_reader"
+        unique_together = (("game", "user_id"),)

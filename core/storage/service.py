@@ -70,6 +70,7 @@ from core.storage.models import EventLog, Game
 from core.storage.patches import INFO_FIELDS, patch_writer, patched
 from core.storage.patches import DiscordPatch as DiscordPatch
 from core.storage.patches import GameInfo as GameInfo
+from core.storage.readers import Readers
 from core.storage.retry import ATTEMPTS as ATTEMPTS
 from core.storage.retry import Stale, as_stale, retrying, settle
 from core.storage.statements import Script
@@ -125,6 +126,8 @@ class GameService:
         self.bundlers: list[Bundler] = []
         # Commands of different games committed together share a transaction (one sync).
         self._group = GroupCommitter()
+        # Each reader's language and the master's desk pings (core/storage/readers.py).
+        self.readers = Readers(self.write)
 
     @property
     def committer(self) -> GroupCommitter:

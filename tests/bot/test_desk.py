@@ -20,8 +20,9 @@ HISTORY = discord.Permissions(read_message_history=True).value
 ROLES = "mafioso; investigator; bouncer"
 
 
-def desk_channel(h: Harness) -> Any:
-    return h.channel_named(tr("desk.channel.name", "ru"))  # a Russian guild: a Russian game
+def desk_channel(h: Harness, lang: str = "ru") -> Any:
+    """The desk speaks its master's language (his client's), whatever the game's."""
+    return h.channel_named(tr("desk.channel.name", lang))
 
 
 def texts(h: Harness, channel: int) -> str:
@@ -46,7 +47,7 @@ async def night_zero_orders(t: Table, story: str) -> None:
 
 
 async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
-    t = await open_table(h, 8, roles=ROLES, currency=True, shop=True)
+    t = await open_table(h, 8, roles=ROLES, currency=True, shop=True, locale="ru")
     await start(t)
     desk = desk_channel(h)
     guild = h.default_guild
@@ -95,17 +96,23 @@ async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
     posts = [r for r in h.requests if r.method == "POST"
              and r.path.endswith(f"/channels/{desk.id}/messages")]
     assert len(posts) >= 4
-    for r in posts:  # the feed never pings anybody
+    pinging = []
+    for r in posts:  # the feed pings nobody but the master, and him only when he chose
         mentions = (r.json or {}).get("allowed_mentions")
         assert mentions is not None and mentions.get("parse") == [] \
-            and not mentions.get("users"), r.json
+            and not mentions.get("roles"), r.json
+        if mentions.get("users"):
+            assert [int(u) for u in mentions["users"]] == [t.master.id], r.json
+            pinging.append(r.json["embeds"][0]["description"])
+    # by default (/master pings): the absence warning and "all orders are in", no more
+    assert len(pinging) == 2 and "в отъезде" in pinging[0] and all_in in pinging[1]
     # no player can read the desk even after the deaths and team changes of the night
     for p in t.players:
         assert not h.visible_channels(p).can_view(desk.id), p.name
 
 
 async def test_the_desk_is_not_opened_twice(h: Harness) -> None:
-    t = await open_table(h, 8, roles=ROLES)
+    t = await open_table(h, 8, roles=ROLES, locale="ru")
     await start(t)
     desk = desk_channel(h)
     # as if the bot crashed after creating the channel, before storing its id
@@ -266,8 +273,8 @@ async def test_replacement_from_the_standby_list(h: Harness) -> None:
     assert res.ephemeral and res.text == tr("desk.standby.joined", "en", title="Palermo",
                                             count=1)
     await t.settle()
-    assert tr("desk.standby.on", "ru", uid=f"<@{sub.id}>", count=1) in texts(
-        h, desk_channel(h).id)
+    assert tr("desk.standby.on", "en", uid=f"<@{sub.id}>", count=1) in texts(
+        h, desk_channel(h, "en").id)  # an English client's desk in a Russian game
     ac = await h.autocomplete(t.master, "master replace", option="standby", channel=t.channel,
                               old=str(t.players[0].id))
     assert [(c.name, c.value) for c in ac.choices] == [("Sub", str(sub.id))]

@@ -64,8 +64,8 @@ async def test_removing_the_days_leader_is_explained_on_the_desk_only(h: Harness
     res = await t.do(t.master, "master kick", player=str(leader.id))
     assert res.ephemeral, res.text
     await t.settle()
-    desk = h.channel_named(tr("desk.channel.name", "ru"))
-    rule = tr("desk.kick_day.rule", "ru")
+    desk = h.channel_named(tr("desk.channel.name", "en"))  # the master's client: English
+    rule = tr("desk.kick_day.rule", "en")
     on_desk = [e.get("description", "") for m in h.messages_in(desk.id) for e in m.embeds]
     assert any(rule in d and f"<@{a.id}>" in d for d in on_desk)
     for channel in h.world.channel_messages:  # nowhere else

@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
+from cogs.places import place_key
 from core import i18n
 from core.i18n import t
+from core.narrate import role_name
 from core.roles import Role
 from core.state import PhaseKind
-from tests.bot.helpers import EVERYTHING, Table, confirmed
+from tests.bot.helpers import EVERYTHING, Lives, Table, confirmed, rebind
 from tests.harness import Harness, InteractionResult, MessageRecord
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer; occultist"
@@ -249,3 +251,116 @@ async def test_a_refusal_outside_any_game_follows_the_user(h: Harness) -> None:
     assert ephemeral(res, "ru") == t("error.no_game_here", "ru")
     res = await h.slash(en, "votes")
     assert ephemeral(res, "en") == t("error.no_game_here", "en")
+
+
+# --- each reader's private pushes in his own language ---------------------------------
+POST = "POST /channels/{channel_id}/messages"
+
+
+async def place_of(t_: Table, uid: int) -> int:
+    """The thread of the seat `uid` holds."""
+    state = await t_.state()
+    seat_no = next(i for i, p in enumerate(state.players) if p.uid == uid)
+    return (await t_.bot.service.info(t_.game_id)).private_channels[place_key(seat_no)]
+
+
+async def last_push(h: Harness, t_: Table, uid: int) -> MessageRecord:
+    """The latest push in `uid`'s place, checked to reach him alone: the thread's members
+    are him, the master and the bot, and its ping names him and nobody else."""
+    thread = await place_of(t_, uid)
+    assert h.world.thread_members[thread] == {uid, t_.master.id, h.world.bot_id}
+    body = h.requests_to(POST, channel_id=thread)[-1].json
+    assert body["allowed_mentions"]["parse"] == []
+    assert [int(u) for u in body["allowed_mentions"]["users"]] == [uid]
+    assert body["content"].startswith(f"<@{uid}>")
+    return h.messages_in(thread)[-1]
+
+
+async def prod(t_: Table) -> None:
+    res = await t_.do(t_.master, "master prod")
+    assert res.ephemeral, res.text
+    await t_.settle()
+
+
+async def test_private_pushes_follow_each_reader_public_posts_the_game(lives: Lives) -> None:
+    """A Russian game: a player with an English client gets his welcome, card, reminders
+    and results in English in his own place, a Russian one in Russian, while every public
+    post stays Russian; a switch of client switches his later pushes, and the language
+    he last used survives a restart."""
+    h = lives.h
+    guild = h.default_guild
+    t_ = await seat(h, guild, "Палермо", ["en-US"] + ["ru"] * 9, master_locale="ru",
+                    extra_roles=True)
+    english, russian = t_.players[0], t_.players[1]
+    state = await t_.state()
+
+    # the welcome and the card
+    for p, lang in ((english, "en"), (russian, "ru")):
+        card = await last_push(h, t_, p.id)
+        me = state.player(p.id)
+        assert me is not None and me.role is not None
+        assert card.embeds[0]["title"] == t("card.title", lang, role=role_name(str(me.role),
+                                                                               lang))
+        assert t("places.welcome", lang, title="Палермо") in card.content
+
+    # reminders: each in his reader's language
+    await prod(t_)
+    for p, lang in ((english, "en"), (russian, "ru")):
+        text = (await last_push(h, t_, p.id)).text
+        assert head("event.reminder.checkin", lang) in text, text
+        assert t("places.footer", lang, title="Палермо", ref="")[:10] in text
+
+    # the language he last used survives a restart (the game's is Russian)
+    h = await lives.restart()
+    t_ = rebind(t_, h)
+    await prod(t_)
+    assert head("event.reminder.checkin", "en") in (await last_push(h, t_, english.id)).text
+
+    # a switch of client language switches his later pushes
+    res = await h.slash(english, "role", channel=t_.channel, locale="ru")
+    ephemeral(res, "ru")
+    await prod(t_)
+    assert head("event.reminder.checkin", "ru") in (await last_push(h, t_, english.id)).text
+
+    # a result: the victim of night 0 reads "you are out" in the language he used last
+    for p in await t_.living():
+        assert confirmed(await t_.do(p, "checkin"))
+    await t_.advance()
+    state = await t_.state()
+    victim = next(p for p in state.living() if p.role is Role.CITIZEN
+                  and p.uid not in (english.id, russian.id))
+    res = await h.slash(t_.member(victim.uid), "role", channel=t_.channel, locale="en-GB")
+    ephemeral(res, "en")
+    acting = state.clans[0].acting
+    assert acting is not None
+    assert (await t_.do(t_.member(acting), "night", target=str(victim.uid))).ephemeral
+    await t_.advance()
+    died = (await last_push(h, t_, victim.uid)).text
+    assert t("event.you_died.killed", "en") in died
+
+    # the public posts: Russian, whoever read what
+    assert_written_in(public_texts(h, t_.channel), "ru", "the Russian game's channel")
+
+
+async def test_a_language_without_a_catalogue_follows_the_game(h: Harness) -> None:
+    """A German client in an English game: the game's language (English), not a guess;
+    in a Russian game: Russian."""
+    t_ = await seat(h, h.default_guild, "Палермо", ["de"] + ["ru"] * 9, master_locale="ru")
+    card = await last_push(h, t_, t_.players[0].id)
+    assert t("places.welcome", "ru", title="Палермо") in card.content
+    assert await t_.bot.service.readers.language(t_.game_id, t_.players[0].id, "ru") == "ru"
+    assert await t_.bot.service.readers.language(t_.game_id, t_.players[1].id, "en") == "ru"
+
+
+async def test_the_desk_and_its_welcome_speak_the_masters_language(h: Harness) -> None:
+    """A Russian game run by a master with an English client: his desk is English, the
+    game channel Russian."""
+    t_ = await seat(h, h.default_guild, "Палермо", ["ru"] * 10, master_locale="en-US")
+    desk = h.channel_named(t("desk.channel.name", "en"))
+    assert h.world.channels[desk.id]["permission_overwrites"]  # a real private channel
+    assert {m.id for m in [*t_.players, t_.master]
+            if h.visible_channels(m).can_view(desk.id)} == {t_.master.id}
+    feed = "\n".join(m.text for m in h.messages_in(desk.id))
+    assert t("desk.channel.welcome", "en", title="Палермо") in feed
+    assert head("desk.opened.head", "en") in feed
+    assert_written_in(public_texts(h, t_.channel), "ru", "the Russian game's channel")

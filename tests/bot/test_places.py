@@ -88,7 +88,8 @@ def pinged_only(body: dict[str, Any], uid: int) -> None:
 
 
 async def started(h: Harness, n: int = 8, **create: Any) -> Table:
-    t = await open_table(h, n, roles=create.pop("roles", ROLES), **create)
+    """Russian clients in a Russian guild: the pushes are in Russian (each reader's own)."""
+    t = await open_table(h, n, roles=create.pop("roles", ROLES), locale="ru", **create)
     await start(t)
     return t
 
@@ -284,7 +285,7 @@ async def test_no_push_is_lost_or_repeated_across_a_crash(lives: Lives, nonces: 
     the rest, and none twice. Real Discord does not return a message's nonce when it is
     read back: then the push's reference in its footer is what recognises it."""
     h = lives.h
-    t = await open_table(h, 8, roles=ROLES)
+    t = await open_table(h, 8, roles=ROLES, locale="ru")
     await start(t)
     await night_one(t)
     state = await t.state()
@@ -359,7 +360,7 @@ async def test_a_thread_made_before_a_crash_is_adopted_not_doubled(
         h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bot made seat 1's thread, then failed before storing its id: the retry finds
     the thread by its name (unique to the game) and uses it; no second thread."""
-    t = await open_table(h, 8, roles=ROLES)
+    t = await open_table(h, 8, roles=ROLES, locale="ru")
     places = t.bot.delivery.places
     real = places._patch
     failed: list[str] = []
@@ -452,7 +453,7 @@ async def test_a_push_into_a_place_locked_by_an_admin_gets_through(h: Harness) -
 
 async def test_a_cancelled_game_deletes_its_role_and_places_with_its_channels(
         h: Harness) -> None:
-    t = await open_table(h, 8, roles=ROLES)
+    t = await open_table(h, 8, roles=ROLES, locale="ru")
     assert (await t.do(t.master, "game options", archive_channels=False)).ephemeral
     await start(t)
     rid = await role_id(t)

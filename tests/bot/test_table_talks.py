@@ -79,7 +79,8 @@ async def test_the_end_is_heard_by_everybody(h: Harness) -> None:
     head = tr("event.day_result.head", "ru", **phase_words(1, "ru"))
     assert head not in descriptions(end)
     assert any(head in descriptions(b) for b in bodies)
-    # every seat, the dead included, hears in its own place whether its side won
+    # every seat, the dead included, hears in its own place whether its side won, in
+    # the language of its reader (English clients in a Russian game)
     for p in state.players:
         thread = await place(t, p.uid)
         last = posts_to(h, thread)[-1]
@@ -87,7 +88,7 @@ async def test_the_end_is_heard_by_everybody(h: Harness) -> None:
         assert [str(u) for u in last["allowed_mentions"]["users"]] == [str(p.uid)]
         won = p.team in state.winners
         key = "event.game_result.won" if won else "event.game_result.lost"
-        assert tr(key, "ru", winners=", ".join(team_name(w, "ru") for w in state.winners)) \
+        assert tr(key, "en", winners=", ".join(team_name(w, "en") for w in state.winners)) \
             in descriptions(last)
 
 
@@ -130,17 +131,17 @@ async def test_the_dead_hear_where_to_read_and_their_ghost_vote(h: Harness) -> N
     text = descriptions(last)
     for key in ("event.you_died.hanged", "event.you_died.where_graveyard",
                 "event.you_died.ghost"):
-        assert tr(key, "ru") in text, key
+        assert tr(key, "en") in text, key  # his client's language, not the game's
     assert (await t.do(t.master, "master kick", player=str(kicked.id))).ephemeral
     await t.settle()
     text = descriptions(posts_to(h, await place(t, kicked.id))[-1])
-    assert tr("event.you_died.kicked", "ru") in text
-    assert tr("event.you_died.ghost", "ru") not in text  # the removed have no ghost vote
+    assert tr("event.you_died.kicked", "en") in text
+    assert tr("event.you_died.ghost", "en") not in text  # the removed have no ghost vote
     # each of the dead is welcomed in the graveyard, with a ping of just him
     grave = (await t.bot.service.info(t.game_id)).private_channels["graveyard"]
     welcomes = [b for b in posts_to(h, grave) if b.get("allowed_mentions", {}).get("users")]
-    assert [b["content"] for b in welcomes] == [
-        tr("channel.graveyard_welcome", "ru", names=f"<@{uid}>") for uid in (hanged.id,
+    assert [b["content"] for b in welcomes] == [  # each in his own language
+        tr("channel.graveyard_welcome", "en", names=f"<@{uid}>") for uid in (hanged.id,
                                                                               kicked.id)]
     for body, uid in zip(welcomes, (hanged.id, kicked.id), strict=True):
         assert [str(u) for u in body["allowed_mentions"]["users"]] == [str(uid)]

@@ -73,8 +73,12 @@ def test_the_start_waits_for_the_master_and_tells_the_table_before_the_deal() ->
 def test_a_right_given_during_the_game_is_told_once() -> None:
     g = Game(ROLES)
     events = g.do(c.Sight(by=g.id("F"), at=T0, sight="threads"))
-    assert [e.kind for e in events] == ["sight_threads"] and events[0].public
+    # told to the table, and to the master's desk as a warning of its own
+    assert [e.kind for e in events] == ["sight_threads", "desk_sight"] and events[0].public
+    assert events[1].audience.kind == "master" \
+        and events[1].data == {"uid": g.id("F"), "sight": "threads"}
     assert refused(g.state, c.Sight(by=g.id("F"), at=T0, sight="threads")) \
         is ErrorCode.NOT_ALLOWED
-    assert [e.kind for e in g.do(c.Sight(by=g.id("F"), at=T0, sight="all"))] == ["sight_all"]
+    assert [e.kind for e in g.do(c.Sight(by=g.id("F"), at=T0, sight="all"))] \
+        == ["sight_all", "desk_sight"]
     assert refused(g.state, c.Sight(by=HOST, at=T0, sight="all")) is ErrorCode.NOT_A_PLAYER

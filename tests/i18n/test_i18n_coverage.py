@@ -200,6 +200,7 @@ SPECIAL_EVENTS = {
     "desk_order": ["desk.order.line", "desk.order.fallback", "desk.order.story",
                    "desk.order.replaced"],
     "desk_standby": ["desk.standby.on", "desk.standby.off"],
+    "desk_sight": ["desk.event.desk_sight", "desk.sight.all", "desk.sight.threads"],
     "desk_buy_failed": ["event.desk_buy_failed"],
     "reminder": ["event.reminder.checkin", "event.reminder.vote", "event.reminder.night"],
     "reminder_public": ["event.reminder_public.checkin", "event.reminder_public.vote"],
