@@ -232,7 +232,7 @@ FORBIDDEN_TO_BOT = ("core.rules", "core.state", "core.engine")
 #: that answers them (core.storage.observer). Never a GameState, never the rules.
 COGS_MAY_IMPORT = ("core.commands", "core.errors", "core.events", "core.i18n",
                    "core.narrate", "core.vocabulary", "core.views", "core.visibility",
-                   "core.guide", "core.desk", "core.storage.observer")
+                   "core.guide", "core.desk", "core.deskpings", "core.storage.observer")
 
 #: Files that need more, and why (none of it is a game's state).
 COGS_ALSO = {
