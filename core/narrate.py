@@ -124,7 +124,7 @@ def readable(data: dict[str, Any], names: Names, lang: str,
         out |= phase_words(number, lang)
     if isinstance(night, int) and not isinstance(night, bool):
         out |= phase_words(night, lang, NIGHT_FORMS)
-    for key in ("cost", "amount"):  # money in words: "за 20 лир", "бонус — 5 лир"
+    for key in ("cost", "amount", "premium"):  # money in words: "за 20 лир", "бонус — 5 лир"
         value = data.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             out[f"{key}_lira"] = t("currency.lira", lang, count=value)
@@ -219,8 +219,9 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         key = "words.buy_done_if" if event.data.get("if_hanged") else \
             "words.buy_done_unless" if event.data.get("unless_hanged") else "words.buy_done_nobody"
         return t(key, lang, **p)
-    if kind == "player_died" and event.data.get("role") is None:
-        return t("event.player_died_hidden", lang, **p)
+    if kind == "player_died":  # "По итогам дня повешен игрок @X": the cause makes the verb
+        hidden = "_hidden" if event.data.get("role") is None else ""
+        return t(f"event.died{hidden}.{event.data['cause']}", lang, **p)
     return t(f"event.{kind}", lang, **p)
 
 
