@@ -20,7 +20,7 @@ def test_simulate_prints_a_log_and_win_rates(capsys: pytest.CaptureFixture[str])
                      "--modules", "extra_roles,currency,shop,crypto", "--lang", "en"]) == 0
     out = capsys.readouterr().out
     assert t("cli.simulate.log_head", "en", seed=3, players=8) in out
-    assert t("cli.simulate.rates_head", "en", games=5) in out
+    assert t("cli.simulate.rates_head", "en", count=5) in out
     assert "Game over" in out
 
 
