@@ -230,7 +230,10 @@ def test_evening_orders_carried_out_or_skipped_reach_the_master() -> None:
     assert bought.data["uid"] == g.id("C2")
     names = {v: k for k, v in g.ids.items()}
     assert desk_text(skipped, lambda u: names.get(u, "?"), "en") == (
-        "C1's evening order of Alarm clock is not carried out: Don was not hanged.")
+        "C1's evening order of Alarm clock is not carried out: the condition "
+        "“if Don is hanged” did not hold.")
+    assert desk_text(ordered, lambda u: names.get(u, "?"), "ru") == (
+        "C1 заказывает на вечер «Будильник» — если повесят игрока Don.")
 
 
 def test_paginate_carries_a_long_line_over_at_a_space() -> None:
