@@ -51,6 +51,11 @@ async def test_day_zero_check_ins_make_one_list_message_that_shows_all_eight(
     await t.settle()
     assert len(posted(h, t.channel)) == posts  # no new post: the one list was edited
     assert [m.id for m in lists(t)] == [message.id]
+    edits = len([r for r in h.requests_to(
+        "PATCH /channels/{channel_id}/messages/{message_id}", message_id=message.id)
+        if r.status < 300])
+    print(f"8 check-ins: 1 list message, {edits} edits")
+    assert 1 <= edits < 8  # coalesced: fewer edits than check-ins
     current = h.world.message_record(message.id)
     embed = current.embeds[0]
     assert embed["description"].splitlines()[0] == tr(
