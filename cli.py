@@ -141,7 +141,7 @@ def simulate(args: argparse.Namespace) -> int:
             print(f"    [{who}] {text}")
     rates = win_rates(results)
     print()
-    print(t("cli.simulate.rates_head", lang, games=len(results)))
+    print(t("cli.simulate.rates_head", lang, count=len(results)))
     for winner, count in rates.most_common():
         label = t("cli.simulate.draw", lang) if winner == "draw" else t(f"side.{winner}.name", lang)
         print(f"  {label:<16} {count:>5}  {100 * count / len(results):5.1f}%")

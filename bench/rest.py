@@ -173,7 +173,8 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
     responses = by_kind["interaction"] + by_kind["webhook"]
     teams = sum(1 for key in info.private_channels if not is_place_key(key))
     phases = events["phase_started"]
-    public_actions = events["vote_cast"] + events["vote_withdrawn"] + events["checked_in"]
+    # check-ins have no post of their own: day 0's check-in list shows them (tally entries)
+    public_actions = events["vote_cast"] + events["vote_withdrawn"]
     voting_days = sum(1 for _, _, evs in log for e in evs
                       if e.kind == "phase_started" and e.data["phase"] == "day"
                       and e.data["number"] > 0)

@@ -44,7 +44,7 @@ from core.vocabulary import Team
 from . import ratelimits
 from .overwrites import member_overwrite
 from .places import PLACES_KINDS, Places, is_place_key
-from .tally import TALLY_KIND, LiveTallies
+from .tally import LISTED_EVENTS, TALLY_KIND, LiveTallies
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
 from .ui.lobby import SIGNUP_POST, signup_embed
@@ -84,8 +84,10 @@ def route(event: Event) -> bool:
     check-ins included: their public record is posted by the outbox in the game channel,
     so it survives a crash before the interaction reply), every team one, every one for
     the master's desk (cogs/desk.py). Player notes (reminders included) reach the
-    players' private places through core.places' own entries."""
-    return event.audience.kind in ("public", "team", "master")
+    players' private places through core.places' own entries. Day 0's check-ins are
+    not posted one by one: the live check-in list shows them (cogs/tally.py)."""
+    return event.audience.kind in ("public", "team", "master") \
+        and event.kind not in LISTED_EVENTS
 
 
 # The outbox's lanes (OutboxWorker `lane`), one per kind of destination: each game's

@@ -43,7 +43,8 @@ class Economy(GameCog):
         info = await self.game_here(interaction, finished=True)
         await self.apply(interaction, info, c.Thank, premium=amount)
         await ack(interaction, "thank.done" if amount else "thank.done_plain",
-                  master=mention(info.master_id))
+                  master=mention(info.master_id),  # the premium in words: "5 лир"
+                  premium=t("currency.lira_acc", user_lang(interaction), count=amount))
 
     @app_commands.command(**command_kwargs("profile"))
     @app_commands.guild_only()

@@ -11,6 +11,9 @@ edits one message at most once per `interval` seconds: a burst of votes costs on
 edits, never one each. The message id is stored with the game (`live_messages`), so
 edits after a restart address the same message.
 
+Day 0's check-ins are listed the same way: one message, edited as players check in,
+instead of a post per check-in (LISTED_EVENTS are not posted on their own).
+
 Reminders (`core.rules.owing`) are engine events to single players: core.places
 pushes them, with a ping, into each player's private place (cogs/places.py).
 """
@@ -64,9 +67,32 @@ def _voter(v: Any, lang: str) -> str:
     return name + (f" ×{votes(v.halves, lang)}" if v.halves != 2 else "")
 
 
+def checkin_embed(tally: LiveTally, lang: str) -> discord.Embed:
+    """Day 0's check-in list: who has checked in (seat order), who has not yet, the
+    deadline; closed, the final list."""
+    done = [f"{i}. {mention(uid)}" for i, uid in enumerate(tally.checked_in, 1)]
+    total = len(tally.checked_in) + len(tally.not_voted)
+    head = t("tally.checkin.count", lang, count=len(tally.checked_in), total=total)
+    title = "tally.checkin.final_title" if tally.closed else "tally.checkin.title"
+    embed = discord.Embed(title=t(title, lang, **phase_words(tally.number, lang)),
+                          description=_joined([head, *done] if done else
+                                              [t("tally.checkin.none", lang)],
+                                              DESCRIPTION_LIMIT, "\n"), colour=RED)
+    if not tally.closed:
+        if tally.not_voted:
+            embed.add_field(name=t("tally.checkin.not_yet", lang), value=_joined(
+                [mention(u) for u in tally.not_voted], FIELD_LIMIT), inline=False)
+        if tally.deadline is not None:
+            embed.add_field(name=t("tally.checkin.closes", lang), value=when(tally.deadline),
+                            inline=False)
+    return embed
+
+
 def tally_message_embed(tally: LiveTally, lang: str) -> discord.Embed:
     """The live count: the rows /votes shows, who has not voted, the deadline; closed,
-    the day's result."""
+    the day's result. Day 0: its check-in list."""
+    if tally.checkin:
+        return checkin_embed(tally, lang)
     lines = [t("votes.row", lang, place=i, name=mention(row.target),
                votes=votes(row.halves, lang),
                voters=", ".join(_voter(v, lang) for v in row.voters) or "—")
@@ -159,5 +185,8 @@ async def setup(bot: MafiaBot) -> None:
         bot.service.outbox_derivers.append(tally_outbox)
 
 
-__all__ = ["TALLY_KIND", "LiveTallies", "tally_message_embed",
+#: public events the live message shows instead of a post of their own (cogs/delivery.py)
+LISTED_EVENTS = frozenset({"checked_in"})
+
+__all__ = ["LISTED_EVENTS", "TALLY_KIND", "LiveTallies", "tally_message_embed",
            "tally_outbox"]

@@ -173,8 +173,9 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
         return t(f"desk.event.{kind}", lang, **params(event, names, lang))
     if kind in (EventKind.DESK_BUY_ORDERED, EventKind.DESK_BUY_SKIPPED):
         p = params(event, names, lang)
-        if isinstance(event.data.get("if_hanged"), int):
-            p["if_hanged"] = names(event.data["if_hanged"])
+        p["condition"] = _condition(event.data, p, lang)
+        p["what"] = t("desk.buy.on" if isinstance(event.data.get("target"), int)  # a spell's
+                      else "desk.buy.what", lang, **p)
         return t(f"event.{kind}", lang, **p)
     return describe(event, names, lang)
 
@@ -223,6 +224,15 @@ def _day(event: Event, names: Names, lang: str) -> str:
     else:
         lines.append(t("desk.day.hanged", lang, name=names(hanged)))
     return "\n".join(lines)
+
+
+def _condition(data: dict[str, Any], p: dict[str, Any], lang: str) -> str:
+    """An evening order's condition in words, whichever of the three it is (or none)."""
+    for key in ("if_hanged", "unless_hanged"):
+        if isinstance(data.get(key), int):
+            return t(f"desk.buy.{key}", lang, **p)
+    return t("desk.buy.if_nobody_hanged" if data.get("if_nobody_hanged") else "desk.buy.always",
+             lang)
 
 
 def _day_kick(event: Event, names: Names, lang: str) -> str:

@@ -145,7 +145,7 @@ def readable(data: dict[str, Any], names: Names, lang: str,
         out |= phase_words(number, lang)
     if isinstance(night, int) and not isinstance(night, bool):
         out |= phase_words(night, lang, NIGHT_FORMS)
-    for key in ("cost", "amount"):  # money in words: "за 20 лир", "бонус — 5 лир"
+    for key in ("cost", "amount", "premium"):  # money in words: "за 20 лир", "бонус — 5 лир"
         value = data.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             out[f"{key}_lira"] = t("currency.lira", lang, count=value)
@@ -230,8 +230,9 @@ def variant_key(event: Event) -> str:
             done = event.read(BuyDone)
             return "words.buy_done_if" if done.if_hanged else \
                 "words.buy_done_unless" if done.unless_hanged else "words.buy_done_nobody"
-        case K.PLAYER_DIED if event.read(PlayerDied).role is None:
-            return "event.player_died_hidden"
+        case K.PLAYER_DIED:  # "По итогам дня повешен игрок @X": the cause makes the verb
+            died = event.read(PlayerDied)
+            return f"event.died{'_hidden' if died.role is None else ''}.{died.cause}"
     return f"event.{event.kind}"
 
 

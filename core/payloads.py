@@ -186,6 +186,7 @@ class PlayerDied(Payload):
     KINDS = frozenset({K.PLAYER_DIED})
     uid: int
     role: str | None = None  # None: the role is not revealed
+    cause: str  # what makes the verb: "По итогам дня повешен игрок @X"
 
 
 class AnonPost(Payload):

@@ -219,9 +219,13 @@ class LiveTally(BaseModel):
 
     Built from `tally_rows` (the numbers of /votes); who has not voted is public by day.
     A vote that does not count (Sleep, Silence, an excluded ghost) is listed with 0
-    and nothing says why (RULES.md, "Live vote count")."""
+    and nothing says why (RULES.md, "Live vote count"). Day 0 has the same one message
+    as its check-in list (`checkin`): who has checked in, who has not yet (issue 32),
+    instead of one post per check-in."""
 
     number: int
+    checkin: bool = False
+    checked_in: list[int] = Field(default_factory=list)
     deadline: datetime | None
     rows: list[TallyLine] = Field(default_factory=list)
     not_voted: list[int] = Field(default_factory=list)
@@ -249,6 +253,31 @@ def live_tally(state: GameState, *, spells: bool = False) -> LiveTally | None:
                      ghosts=ghosts_allowed(state))
 
 
+def checkin_list(state: GameState) -> LiveTally | None:
+    """Day 0's public check-in list (None outside day 0), in seat order."""
+    if state.phase is not PhaseKind.DAY or state.number != 0:
+        return None
+    return LiveTally(number=0, deadline=state.deadline, checkin=True,
+                     checked_in=[p.uid for p in state.living() if p.checked_in],
+                     not_voted=owing(state))
+
+
+def _count(state: GameState) -> LiveTally | None:
+    """The day's one live message: the vote count, or day 0's check-in list."""
+    return live_tally(state) or checkin_list(state)
+
+
+def _closed(before: GameState, after: GameState) -> LiveTally | None:
+    """The last form of the day `before` was in, once `after` has left it."""
+    if after.phase is PhaseKind.DAY and after.number == before.number:
+        return None
+    last = checkin_list(before)
+    if last is None:
+        return closed_tally(before, after)
+    last.closed, last.not_voted = True, []
+    return last
+
+
 def closed_tally(before: GameState, after: GameState) -> LiveTally | None:
     """The final count of the day `before` was in, once `after` has left it: the last
     running count plus the result (None if `before` was not a voting day, or still is)."""
@@ -265,18 +294,19 @@ def closed_tally(before: GameState, after: GameState) -> LiveTally | None:
 def tally_updates(old: GameState, new: GameState) -> list[tuple[str, LiveTally]]:
     """What a command did to the public vote count, as (op, count): "close" (the day it
     was in ended: its final count), "open" (a voting day began), "edit" (the count, who
-    has not voted or the deadline changed). Nothing outside voting days."""
+    has not voted or the deadline changed). Day 0's check-in list the same way; nothing
+    at night."""
     if old.phase is not PhaseKind.DAY and new.phase is not PhaseKind.DAY:
         return []
     out: list[tuple[str, LiveTally]] = []
     # closed_tally is None while the day goes on: skip its count of `old` then
     still = new.phase is PhaseKind.DAY and new.number == old.number
-    final = None if still else closed_tally(old, new)
+    final = None if still else _closed(old, new)
     if final is not None:
         out.append(("close", final))
-    now = live_tally(new)
+    now = _count(new)
     if now is not None:
-        before = live_tally(old)
+        before = _count(old)
         if before is None or before.number != now.number:
             out.append(("open", now))
         elif before != now:

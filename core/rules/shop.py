@@ -260,7 +260,8 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
             ctx.emit(EventKind.BUY_SKIPPED, Audience.to(order.uid), item=order.what,
                      against=order.against)
             ctx.emit(EventKind.DESK_BUY_SKIPPED, Audience.master(), uid=order.uid, item=order.what,
-                     if_hanged=order.if_hanged, against=order.against)
+                     if_hanged=order.if_hanged, unless_hanged=order.unless_hanged,
+                     if_nobody_hanged=order.if_nobody_hanged, against=order.against)
             continue
         try:
             if order.what in DAY_SPELLS:

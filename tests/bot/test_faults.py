@@ -238,8 +238,10 @@ async def test_deleted_game_channel_parks_posts_and_tells_the_master(
         await t.settle()
     entries = await rows(t)
     parked = [r for r in entries if r.status == PARKED]
-    assert parked and all(json.loads(r.payload)["event"]["audience"]["kind"] == "public"
-                          for r in parked)
+    # the game channel's posts: public events and day 0's closing check-in list
+    assert parked and all(r.kind == "tally" or json.loads(r.payload)["event"]["audience"][
+        "kind"] == "public" for r in parked)
+    assert any(r.kind == "tally" for r in parked)
     assert all(r.attempts == 1 for r in parked)  # 404: parked at once, no retries
     assert {r.status for r in entries} <= {DELIVERED, PARKED}
     # the clan still got its night message, once; the master hears of the public posts only

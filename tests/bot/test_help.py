@@ -186,6 +186,7 @@ async def test_a_hanging_is_announced_once_in_the_game_channel(h: Harness) -> No
         await table.do(p, "vote", player=str(target.id))
     await table.advance()
     texts = [m.text for m in h.messages_in(table.channel)[before:]]
-    said = [x for x in texts if f"<@{victim.id}> " in x and "из игры" in x]
+    hanged = t("event.died.hanged", "ru", uid=f"<@{victim.id}>", role="@@").split("@@")[0]
+    said = [x for x in texts if f"<@{victim.id}>" in x and "повеш" in x]
     assert len(said) == 1, texts  # the death line; the tally does not repeat it
-    assert t("cause.hanged", "ru") in said[0]
+    assert hanged in said[0]  # "По итогам дня повешен игрок @X. Роль: …"

@@ -279,7 +279,7 @@ async def test_joining_twice_and_a_conditional_order_read_right(h: Harness) -> N
         "shop.ordered_nobody", "en", item=tr("spell.silence.name", "en"))
 
 
-async def test_thanks_without_a_premium_say_no_premium(h: Harness) -> None:
+async def test_thanks_say_a_premium_in_lira_and_none_without_one(h: Harness) -> None:
     t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer",
                          currency=True)
     await start(t)
@@ -301,3 +301,13 @@ async def test_thanks_without_a_premium_say_no_premium(h: Harness) -> None:
     await t.settle()
     plain = tr("event.thanked_plain", "ru", uid=f"<@{thanker.id}>", master=f"<@{t.master.id}>")
     assert any(plain in descriptions(b) for b in posts_to(h, t.channel))
+    # a premium is said in lira words, to the thanker and in public
+    other = t.players[1]
+    res = await t.do(other, "thank", amount=5)
+    assert res.ephemeral and res.text == (
+        f"Thank you! <@{t.master.id}> gets 1 lira and your premium of 5 lira.")
+    await t.settle()
+    said = tr("event.thanked", "ru", uid=f"<@{other.id}>", master=f"<@{t.master.id}>",
+              premium_lira="5 лир")
+    assert said.endswith("премия из своего кошелька — 5 лир.")
+    assert any(said in descriptions(b) for b in posts_to(h, t.channel))

@@ -230,7 +230,10 @@ def test_evening_orders_carried_out_or_skipped_reach_the_master() -> None:
     assert bought.data["uid"] == g.id("C2")
     names = {v: k for k, v in g.ids.items()}
     assert desk_text(skipped, lambda u: names.get(u, "?"), "en") == (
-        "C1's evening order of Alarm clock is not carried out: Don was not hanged.")
+        "C1's evening order of Alarm clock is not carried out: the condition "
+        "“if Don is hanged” did not hold.")
+    assert desk_text(ordered, lambda u: names.get(u, "?"), "ru") == (
+        "C1 заказывает на вечер «Будильник» — если повесят игрока Don.")
 
 
 def test_paginate_carries_a_long_line_over_at_a_space() -> None:
@@ -275,3 +278,26 @@ def test_anonymous_senders_reach_the_master_only_when_the_option_allows(sees: bo
         names = {v: k for k, v in g.ids.items()}
         assert desk_text(senders[0], lambda u: names.get(u, "?"), "en") == (
             "The anonymous post is by C1: I know who did it")
+
+
+def test_the_desk_says_each_evening_condition_and_a_spell_orders_target() -> None:
+    """Whichever condition an evening order has (or none), the desk says that one."""
+    from tests.engine.test_shop import game, to_day1
+
+    g = game()
+    to_day1(g)
+    names = {v: k for k, v in g.ids.items()}
+
+    def line(events: list[Event], lang: str) -> str:
+        [ordered] = master_events(events, "desk_buy_ordered")
+        return desk_text(ordered, lambda u: names.get(u, "?"), lang)
+
+    unless = g.do(c.Buy(by=g.id("C1"), at=g.tick(), item="alarm_clock",
+                        unless_hanged=g.id("Don")))
+    assert line(unless, "ru") == "C1 заказывает на вечер «Будильник» — если не повесят игрока Don."
+    nobody = g.do(c.Buy(by=g.id("C2"), at=g.tick(), item="alarm_clock", if_nobody_hanged=True))
+    assert line(nobody, "en") == "C2 orders Alarm clock for this evening, if nobody is hanged."
+    spell = g.do(c.Cast(by=g.id("C1"), at=g.tick(), spell="sleep", target=g.id("C3"),
+                        if_hanged=g.id("Don")))
+    assert line(spell, "ru") == (
+        "C1 заказывает на вечер «Усыпление» на игрока C3 — если повесят игрока Don.")

@@ -201,12 +201,12 @@ def test_the_gender_checks_can_fail() -> None:
 def test_titles_and_datives_read_right() -> None:
     title = TITLES["ru"]
     assert t("lobby.joined", "ru", title=title, count=3) == (
-        "Вы записались на игру «Ночь «длинных ножей»» (игроков: 3).")
+        "Вы записались на игру «Ночь «длинных ножей»»: теперь в ней 3 игрока.")
     assert t("lobby.left", "ru", title=title, count=2).startswith(
         "Вы снялись с игры «Ночь")
     assert t("event.bonus_granted", "ru", uid="@Дина", amount_lira=t("currency.lira", "ru",
                                                                       count=5),
              reason="за рассказ") == "Мастер выдаёт игроку @Дина бонус — 5 лир: «за рассказ»."
     assert t("help.duty.voted", "ru").startswith("Ваш голос засчитан")
-    assert "выбывает из игры" in t("event.player_died_hidden", "ru", uid="Дина",
-                                   cause=t("cause.killed", "ru"))
+    assert t("event.died_hidden.hanged", "ru", uid="Дина") == \
+        "По итогам дня повешен игрок Дина."

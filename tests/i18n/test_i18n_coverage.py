@@ -186,7 +186,8 @@ SPECIAL_EVENTS = {
     "vote_cast": ["event.vote_cast", "event.vote_cast_ghost", "event.vote_cast_shout",
                   "event.vote_cast_shout_ghost", "event.vote_shout_again",
                   "event.vote_shout_again_ghost"],
-    "player_died": ["event.player_died", "event.player_died_hidden"],
+    "player_died": [f"event.{form}.{cause}" for form in ("died", "died_hidden") for cause in (
+        "hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked")],
     # the master's desk (core/desk.py)
     "night_explained": [f"desk.night.{k}" for k in (
         "head", "sequence", "void", "actor_dead", "target_gone", "fallback", "blocked",

@@ -1,0 +1,92 @@
+"""Day 0's check-ins fold into one live list (issue 32 point 7): one public message,
+edited as players check in, instead of one post per check-in; it closes with the day."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.i18n import t as tr
+from core.narrate import phase_words
+from core.state import PhaseKind
+from tests.harness import Harness
+
+from .helpers import Table, confirmed, open_table, posted, start
+
+pytestmark = pytest.mark.asyncio
+
+ROLES = "mafioso; investigator; bouncer; killer; citizen x4"
+
+
+def lists(t: Table, lang: str = "en") -> list[Any]:
+    """The bot's check-in list messages in the game channel (open or closed)."""
+    titles = (tr("tally.checkin.title", lang, **phase_words(0, lang)),)
+    return [m for m in posted(t.h, t.channel)
+            if any(e.get("title", "").startswith(titles) for e in m.embeds)]
+
+
+def checkin_posts(t: Table, uid: int) -> list[Any]:
+    """Single public posts announcing one player's check-in (there must be none)."""
+    return [m for m in posted(t.h, t.channel) if m not in lists(t)
+            and f"<@{uid}>" in m.text and "checks in" in m.text]
+
+
+async def test_day_zero_check_ins_make_one_list_message_that_shows_all_eight(
+        h: Harness) -> None:
+    t = await open_table(h, 8, roles=ROLES)
+    assert (await t.do(t.master, "game options", language="en")).ephemeral
+    await start(t)
+    opened = lists(t)
+    assert len(opened) == 1  # the list opens with day 0, nobody in it yet
+    message = opened[0]
+    assert tr("tally.checkin.none", "en") in message.text
+    assert all(f"<@{p.id}>" in message.embeds[0]["fields"][0]["value"] for p in t.players)
+    t.bot.delivery.tallies.interval = 0.5  # a burst: edits coalesce
+    posts = len(posted(h, t.channel))
+    for p in t.players:
+        res = await t.do(p, "checkin")
+        assert confirmed(res), res.text
+        assert res.message is not None and res.message.ephemeral_for == p.id
+    await t.settle()
+    assert len(posted(h, t.channel)) == posts  # no new post: the one list was edited
+    assert [m.id for m in lists(t)] == [message.id]
+    edits = len([r for r in h.requests_to(
+        "PATCH /channels/{channel_id}/messages/{message_id}", message_id=message.id)
+        if r.status < 300])
+    print(f"8 check-ins: 1 list message, {edits} edits")
+    assert 1 <= edits < 8  # coalesced: fewer edits than check-ins
+    current = h.world.message_record(message.id)
+    embed = current.embeds[0]
+    assert embed["description"].splitlines()[0] == tr(
+        "tally.checkin.count", "en", count=8, total=8)
+    assert [line.split(" ", 1)[1] for line in embed["description"].splitlines()[1:]] == [
+        f"<@{p.id}>" for p in t.players]  # all eight, in seat order
+    assert tr("tally.checkin.not_yet", "en") not in current.text
+    assert all(checkin_posts(t, p.id) == [] for p in t.players)
+    assert current.payload["allowed_mentions"]["parse"] == []  # a list never pings
+    await t.advance()  # night 0: the list closes
+    assert await t.phase() == (PhaseKind.NIGHT, 0)
+    final = h.world.message_record(message.id)
+    assert final.embeds[0]["title"] == tr("tally.checkin.final_title", "en", **phase_words(0, "en"))
+
+
+async def test_a_check_in_edits_the_list_and_a_refused_one_changes_nothing(
+        h: Harness) -> None:
+    t = await open_table(h, 8, roles=ROLES)  # the guild speaks Russian
+    await start(t)
+    first, second = t.players[0], t.players[1]
+    assert confirmed(await t.do(first, "checkin"))
+    await t.settle()
+    [message] = lists(t, "ru")
+    shown = h.world.message_record(message.id)
+    assert shown.embeds[0]["description"].splitlines() == [
+        tr("tally.checkin.count", "ru", count=1, total=8), f"1. <@{first.id}>"]
+    assert f"<@{second.id}>" in shown.embeds[0]["fields"][0]["value"]
+    before = list(shown.embeds)
+    res = await t.do(first, "checkin")  # twice: refused, nothing changes
+    assert res.ephemeral and not res.embeds
+    assert res.text == tr("error.already_checked_in", "en")
+    await t.settle()
+    assert h.world.message_record(message.id).embeds == before
+    assert len(lists(t, "ru")) == 1
