@@ -66,7 +66,7 @@ def make_window(path: Path) -> None:
 
 
 def read_window(path: Path) -> dict[str, float]:
-    start, count, counted, limited = _LAYOUT.unpack(path.read_bytes()[:_LAYOUT.size])
+    _, _, counted, limited = _LAYOUT.unpack(path.read_bytes()[:_LAYOUT.size])
     return {"counted": counted, "global_429": limited}
 
 
@@ -155,8 +155,10 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
             t0 = time.perf_counter()
             await bench.grow(min(games, templates))
             await bench.quiesce()
+            built_s = time.perf_counter() - t0
             if len(bench.games) < games:
                 await scale._copy(bench, list(bench.games), games, lambda _: None)
+            copied_s = time.perf_counter() - t0 - built_s
             for game in bench.games:  # a bot that has run a while holds what it serves
                 await bench.service.state(game.id)
             await bench.quiesce()
@@ -168,7 +170,8 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
                 bot.http, budget, "bench.scaleout.token", url, count, [shard])
             limits.reset()
             limits.enabled = True
-            _say("ready", {"shard": shard, "games": len(bench.games), "setup_s": setup_s})
+            _say("ready", {"shard": shard, "games": len(bench.games), "setup_s": setup_s,
+                           "built_s": built_s, "copied_s": copied_s})
             loop = asyncio.get_running_loop()
             go = await loop.run_in_executor(None, sys.stdin.readline)
             if go.strip() != "go":
@@ -191,6 +194,7 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
             shared = bot.coordination.shared
             res = {
                 "shard": shard, "games": len(bench.games), "setup_s": setup_s,
+                "built_s": built_s, "copied_s": copied_s,
                 "commands": sent, "seconds": played_s, "drained_s": drained_s,
                 "durable": len(durable), "reads": len(probe.samples.get("role", [])),
                 "refused": sum(probe.refused[k] for k in ("vote", "night")),
@@ -230,7 +234,7 @@ def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, -(-len(ordered) * q // 100) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, int(-(-len(ordered) * q // 100)) - 1))]
 
 
 async def _scratch_db(postgres: str, name: str, *, drop: bool = False) -> str:
@@ -260,7 +264,7 @@ async def measure(postgres: str, workdir: Path, *, processes: int = 4, games: in
                   log: Callable[[str], None] = print, limit_s: float = 3600.0
                   ) -> dict[str, Any]:
     """K children, `games` live games each, `rate` commands/s in all for `seconds`."""
-    workdir.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
     name = f"mafia_bench_scaleout_{os.getpid()}"
     url = await _scratch_db(postgres, name)
     window = workdir / "global-window"
@@ -284,7 +288,9 @@ async def measure(postgres: str, workdir: Path, *, processes: int = 4, games: in
         log(f"  scaleout: {processes} processes setting up {games} games each ...")
         ready = await asyncio.wait_for(
             asyncio.gather(*(_line(p, "ready") for p in procs)), limit_s)
-        log(f"  scaleout: set up in {max(r['setup_s'] for r in ready):.0f} s; "
+        log(f"  scaleout: set up in {max(r['setup_s'] for r in ready):.0f} s (built "
+            f"{max(r['built_s'] for r in ready):.0f} s, copied "
+            f"{max(r['copied_s'] for r in ready):.0f} s); "
             f"{rate:.1f} commands/s for {seconds:g} s ...")
         for p in procs:
             assert p.stdin is not None

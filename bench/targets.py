@@ -59,6 +59,7 @@ from core.storage.models import DELIVERED, PENDING, Outbox
 from tests.harness.ratelimits import VirtualClock
 
 from .e2e import EVERYTHING, Bench, LiveGame, summary
+from .rest import ChannelPosts
 from .storm import POST, storm_bot
 
 TARGETS = {
@@ -417,6 +418,10 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         else float("nan")
     announce_requests = sum(1 for _, route, _, cid, status in entries
                             if route == POST and cid in channels and status < 300)
+    posts = ChannelPosts(h)  # Discord's 5 messages per 5 s per channel, as delivered
+    for t, route, _, cid, status in entries:
+        if route == POST and status < 300:
+            posts.times[cid].append(t)
     kinds = bench.kinds  # type: ignore[attr-defined]
     by_kind: Counter[str] = Counter()
     by_quiet: Counter[str] = Counter()
@@ -462,6 +467,7 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         "deaths_per_night_end": sum(deaths) / max(1, len(deaths)),
         "lynched_per_day_end": sum(lynched) / max(1, len(lynched)),
         "phases_after": dict(phases), "interactions": summary(every),
+        "channel_peak": posts.peak(),
         # rows already overdue when the deadlines fired (left from before: not the
         # storm's; the outbox never delivered them)
         "overdue_before": dict(Counter(overdue)),
