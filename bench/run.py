@@ -134,7 +134,10 @@ QUICK = Sizes(
 )
 
 
-async def run(sizes: Sizes, workdir: Path, say: Any = print) -> dict[str, Any]:
+async def run(sizes: Sizes, workdir: Path, say: Any = print, *,
+              issue30_only: bool = False) -> dict[str, Any]:
+    """Every section, issue 30's first (each prints its lines as soon as measured, so a
+    run cut short keeps them); `issue30_only`: those alone."""
     out: dict[str, Any] = {"sizes": asdict(sizes), "machine": {
         "python": platform.python_version(), "cpus": _cpus(), "platform": platform.platform(),
         "load_before": os.getloadavg()[0]}}
@@ -145,6 +148,29 @@ async def run(sizes: Sizes, workdir: Path, say: Any = print) -> dict[str, Any]:
         if not line.startswith(" "):
             marks.append((line.split(":", 1)[0], time.perf_counter()))
         say(line)
+
+    # --- issue 30's rows first: the real-time section, the stream against the same-work
+    # floor, the scale-out (its rate follows the rest_per_command measured before it)
+    log("targets: issue 30's rows, Discord's limits in real time ...")
+    out["targets_run"] = await targets_bench.measure(workdir / "targets", sizes.targets,
+                                                     log=log)
+
+    say(targets_table(out))
+    rpc = out["targets_run"]["steady"]["rest_per_command"]
+    rate = sizes.scaleout_rate or min(200.0, 0.8 * GLOBAL_LIMIT / max(rpc, 0.05))
+    log(f"scaleout: {sizes.scaleout_processes} shard processes on PostgreSQL, one global "
+        f"limit, {rate:.1f} commands/s ...")
+    out["scaleout"] = await _scaleout(sizes, workdir / "scaleout", rate, log)
+
+    say(scaleout_line(out["scaleout"]))
+    log("stream: one process's durable commands through the GameService alone ...")
+    out["stream"] = await backends.stream(
+        workdir, games=sizes.stream_games, workers=sizes.stream_workers,
+        samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
+
+    say(stream_line(out))
+    if issue30_only:
+        return _finish(out, marks, started)
 
     log("engine: whole games per second ...")
     out["engine_games"] = [
@@ -165,11 +191,6 @@ async def run(sizes: Sizes, workdir: Path, say: Any = print) -> dict[str, Any]:
     log("backends: the service on SQLite and PostgreSQL ...")
     out["backends"] = await backends.compare(workdir, sizes.backend_games,
                                              sizes.backend_players, sizes.postgres)
-
-    log("stream: one process's durable commands through the GameService alone ...")
-    out["stream"] = await backends.stream(
-        workdir, games=sizes.stream_games, workers=sizes.stream_workers,
-        samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
 
     async def grow_to_live(bench: Bench) -> dict[str, Any]:
         log(f"  growing to {sizes.live_games} live games for memory and restart ...")
@@ -227,16 +248,11 @@ async def run(sizes: Sizes, workdir: Path, say: Any = print) -> dict[str, Any]:
         workdir / "scale", sizes.scale_games, samples=sizes.scale_samples,
         rate_per_game=sizes.scale_rate, templates=sizes.scale_templates, log=log)
 
-    log("targets: issue 30's rows, Discord's limits in real time ...")
-    out["targets_run"] = await targets_bench.measure(workdir / "targets", sizes.targets,
-                                                     log=log)
+    return _finish(out, marks, started)
 
-    rpc = out["targets_run"]["steady"]["rest_per_command"]
-    rate = sizes.scaleout_rate or min(200.0, 0.8 * GLOBAL_LIMIT / max(rpc, 0.05))
-    log(f"scaleout: {sizes.scaleout_processes} shard processes on PostgreSQL, one global "
-        f"limit, {rate:.1f} commands/s ...")
-    out["scaleout"] = await _scaleout(sizes, workdir / "scaleout", rate, log)
 
+def _finish(out: dict[str, Any], marks: list[tuple[str, float]], started: float
+            ) -> dict[str, Any]:
     out["machine"]["load_after"] = os.getloadavg()[0]
     out["targets"] = targets(out)
     out["seconds"] = time.perf_counter() - started
@@ -277,7 +293,29 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
+def issue30_targets(out: dict[str, Any]) -> dict[str, Any]:
+    """Issue 30's rows: the real-time section, the same-work floor, the scale-out."""
+    peak = out["targets_run"]["storm"]["channel_peak"]["peak"]
+    return {
+        **targets_bench.targets(out["targets_run"]),
+        # the stream against a floor doing the same writes in the same grouping (the
+        # single-row floor above is the disk's)
+        "stream_over_same_work_floor": {
+            "value": out["stream"]["same_work_ratio"], "target": ">= 0.4",
+            "met": out["stream"]["same_work_ratio"] >= 0.4},
+        **_scaleout_rows(out["scaleout"]),
+        # Discord's per-channel limit (5 messages per 5 s), in the storm (and the REST game)
+        "busiest_channel_per_5s": {
+            "value": max(peak, out["rest"]["channel_peak"]["peak"]) if "rest" in out
+            else peak, "target": f"<= {CHANNEL_LIMIT}",
+            "met": max(peak, out["rest"]["channel_peak"]["peak"] if "rest" in out else 0)
+            <= CHANNEL_LIMIT},
+    }
+
+
 def targets(out: dict[str, Any]) -> dict[str, Any]:
+    if "discord" not in out:
+        return issue30_targets(out)
     scenarios = out["discord"]["scenarios"]
     biggest = max(scenarios, key=lambda s: s["games"])
     night = out["engine_night"]
@@ -312,20 +350,7 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                             "target": f"< {archive_bench.TARGET_S:g}",
                             "met": bool(out["archive"]["ok"])},
         **scale_bench.scale_targets(out["scale"]),
-        # Discord's per-channel limit (5 messages per 5 s), in the REST game and the storm
-        "busiest_channel_per_5s": {
-            "value": max(out["rest"]["channel_peak"]["peak"],
-                         out["targets_run"]["storm"]["channel_peak"]["peak"]),
-            "target": f"<= {CHANNEL_LIMIT}",
-            "met": max(out["rest"]["channel_peak"]["peak"],
-                       out["targets_run"]["storm"]["channel_peak"]["peak"]) <= CHANNEL_LIMIT},
-        **targets_bench.targets(out["targets_run"]),
-        # the stream against a floor doing the same writes in the same grouping (the
-        # single-row floor above is the disk's)
-        "stream_over_same_work_floor": {
-            "value": out["stream"]["same_work_ratio"], "target": ">= 0.4",
-            "met": out["stream"]["same_work_ratio"] >= 0.4},
-        **_scaleout_rows(out["scaleout"]),
+        **issue30_targets(out),
     }
 
 
@@ -353,6 +378,15 @@ def table(out: dict[str, Any]) -> str:
     lines: list[str] = []
     add = lines.append
     m = out["machine"]
+    if "discord" not in out:  # issue 30's sections alone
+        add(f"Mafia bot benchmark, issue 30's sections alone ({m['cpus']} CPUs), "
+            f"{_f(out['seconds'], 0)} s in all; load average {_f(m['load_before'], 2)} "
+            f"before, {_f(m['load_after'], 2)} after (other processes share the CPUs)")
+        add("")
+        for part in (targets_table(out), scaleout_line(out["scaleout"]), stream_line(out),
+                     "", targets_rows(out)):
+            add(part)
+        return "\n".join(lines)
     add(f"Mafia bot benchmark ({m['cpus']} CPUs, Python {m['python']}), "
         f"{_f(out['seconds'], 0)} s in all; load average {_f(m['load_before'], 2)} before, "
         f"{_f(m['load_after'], 2)} after (other processes share the CPUs)")
@@ -470,7 +504,22 @@ def table(out: dict[str, Any]) -> str:
     add(balance_bench.table(out["balance"]))
     add("")
     add(targets_table(out))
+    add(scaleout_line(out["scaleout"]))
+    add(stream_line(out))
     add("")
+    add(targets_rows(out))
+    k = out["processes"]["processes"]
+    add(f"  (throughput_over_floor: {k} shard processes, one per CPU, on one SQLite file; "
+        f"one bot process alone through the fake Discord: {_f(out['floor_ratio']['ratio'], 3)}"
+        f"; service_stream_over_floor: the GameService alone, one process, over the disk's "
+        "single-row floor, not the same work: stream_over_same_work_floor is the fair one)")
+    return "\n".join(lines)
+
+
+def targets_rows(out: dict[str, Any]) -> str:
+    """The TARGETS rows (name, value, target, verdict) as lines."""
+    lines: list[str] = []
+    add = lines.append
     add(f"TARGETS ({out['sizes']['mode']} mode"
         + ("" if out["sizes"]["mode"] == "full" else ": figures at reduced sizes, "
            "see docs/performance.md") + ")")
@@ -480,11 +529,6 @@ def table(out: dict[str, Any]) -> str:
         beside = f"  (strict bound {_f(t['bound_s'], 2)} s)" if "bound_s" in t else ""
         add(f"  {name:<28} {_f(t['value'], 3):>8}  target {t['target']:<13} "
             f"{verdict}{beside}")
-    k = out["processes"]["processes"]
-    add(f"  (throughput_over_floor: {k} shard processes, one per CPU, on one SQLite file; "
-        f"one bot process alone through the fake Discord: {_f(out['floor_ratio']['ratio'], 3)}"
-        f"; service_stream_over_floor: the GameService alone, one process, over the disk's "
-        "single-row floor, not the same work: stream_over_same_work_floor is the fair one)")
     return "\n".join(lines)
 
 
@@ -518,10 +562,19 @@ def targets_table(out: dict[str, Any]) -> str:
         f"a guild, {sm['rest_steady_guilds']} to the steady games' guilds); interactions "
         f"p50 {_f(sm['interactions']['p50_ms'])} ms, p99 "
         f"{_f(sm['interactions']['p99_ms'])} ms",
-        f"  memory: {_f(mem['kib_per_game'])} KiB RSS per game over {mem['games']} games "
-        f"(storm games at {mem['storm_games_by_day']}; discord.py's guild cache and the "
-        "fake's world included: an upper bound)",
+        f"  memory: {_f(mem['kib_per_game'])} KiB per game: a fresh bot process holding "
+        f"every live state ({mem['fresh_games']} games; storm games at "
+        f"{mem['storm_games_by_day']}) {_f(mem['state_kib_per_game'])} KiB RSS a game + "
+        f"discord.py's cache of the games' guilds {_f(mem['guild_cache_kib_per_game'])} "
+        f"KiB a game (upper bound, the bench process with the fake's world: "
+        f"{_f(mem['upper_bound_kib_per_game'])} KiB)",
     ]
+    return "\n".join(lines)
+
+
+def stream_line(out: dict[str, Any]) -> str:
+    """The stream against the same-work floor (bench/floor.py) as a line."""
+    lines: list[str] = []
     st2 = out["stream"]
     sw = st2["same_work"]
     lines.append(
@@ -532,7 +585,6 @@ def targets_table(out: dict[str, Any]) -> str:
                     for k, v in sw["rows_per_command"].items())
         + f" a command, a {_f(sw['state_bytes'], 0)} B state every 16th); the single-row "
         f"floor (the disk's) {_f(st2['floor_per_s'], 0)} commits/s")
-    lines.append(scaleout_line(out["scaleout"]))
     return "\n".join(lines)
 
 
@@ -563,6 +615,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="every section at reduced sizes, minutes on a shared machine "
                              "(also MAFIA_BENCH_QUICK=1)")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument("--issue30", action="store_true",
+                        help="only issue 30's sections (real-time targets, scale-out, the "
+                             "same-work floor): its TARGETS rows in one run")
     parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
     parser.add_argument("--rate", type=float, help="commands/s per game under load")
     parser.add_argument("--postgres", help="a PostgreSQL URL for the backends column")
@@ -582,7 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     for sub in ("e2e", "rest", "scale", "targets", "scaleout"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     try:
-        out = asyncio.run(run(sizes, workdir))
+        out = asyncio.run(run(sizes, workdir, issue30_only=args.issue30))
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
