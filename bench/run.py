@@ -93,7 +93,7 @@ class Sizes:
     stream_samples: int = 3000
     scaleout_processes: int = 4
     scaleout_games: int = 5000  # live games per process
-    scaleout_templates: int = 50  # of them built through the service; the rest copied
+    scaleout_templates: int = 10  # of them built through the service; the rest copied
     scaleout_seconds: float = 600.0
     #: commands/s in all; None: 80 % of what fits 50 REST/s at the measured rest_per_command
     scaleout_rate: float | None = None
@@ -127,7 +127,7 @@ QUICK = Sizes(
     saturated_samples=300, saturated_workers=16, processes=2, process_games=20,
     process_samples=200, process_workers=8, rotate=30, live_games=100, backend_games=4,
     backend_players=12, stream_games=16, stream_workers=16, stream_samples=800,
-    scaleout_processes=4, scaleout_games=250, scaleout_templates=50,
+    scaleout_processes=4, scaleout_games=250, scaleout_templates=10,
     scaleout_seconds=60.0, scale_games=300, scale_templates=10,
     scale_samples=300, scale_rate=1.0, archive_players=30, archive_days=15,
     targets=targets_bench.QUICK, mode="quick",
