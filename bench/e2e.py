@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import random
 import time
 from collections import Counter, defaultdict
@@ -191,14 +190,15 @@ class Bench:
     async def quiesce(self) -> None:
         """Between runs, with nothing in flight: let the outbox finish, then drop what the
         fake Discord recorded so far (every request it captured, and the harness's
-        per-interaction bookkeeping, which it scans after each interaction) and collect
-        garbage. The fake's records grow without bound and are not the bot's: left alone
-        they would make later runs pay for earlier ones (longer scans, longer GC)."""
+        per-interaction bookkeeping, which it scans after each interaction). The fake's
+        records grow without bound and are not the bot's: left alone they would make
+        later runs pay for earlier ones (longer scans). No gc.collect() here: a window
+        that starts right after a forced collection seldom holds one of its own, and
+        its p99 flatters the bot (issue 30)."""
         await self.bot.outbox.idle(within=120)
         await self.h.settle()
         self.h.fake.requests.clear()
         self.h._spans.clear()
-        gc.collect()
 
     # --- one command ------------------------------------------------------------------
     def choose(self, state: GameState, game: LiveGame, kind: str, rng: random.Random

@@ -10,8 +10,6 @@ Sections (README, "Performance"):
   processes the saturated stream again with K bot processes (shard i of K each) on one
             SQLite file (K = --processes, default the CPU count)
   rest      Discord REST calls per complete 12-player game against a lower bound
-  storm     N games' deadlines in the same second under Discord's rate limits (the fake
-            enforces them in real time): delivery times, 429s, interaction p99
   scale     5,000 live games in one process (the first guild's built, the rest copied):
             p99 under 0.02 commands/s per game, memory per game, restart (bench/scale.py)
   memory    memory per live game at 1,000 live games
@@ -22,7 +20,11 @@ Sections (README, "Performance"):
   targets   issue 30's rows, Discord's limits in real time, no virtual clock where a
             REST figure is taken (bench/targets.py): REST per command and per phase
             change, a storm of night ends with deaths and lynch day ends, durable p99,
-            outbox lag, memory per game at day 3
+            outbox lag, memory per game at day 3; its storm (500 games, half night ends
+            with deaths, half lynch day ends) replaced the old storm of empty day ends
+  scaleout  4 shard processes on a scratch PostgreSQL database, one Discord global limit
+            shared between them, the request budget leased from PostgreSQL, 10 minutes
+            of play at a rate whose REST fits 50/s (bench/scaleout.py)
 
 --smoke runs tiny sizes (what CI runs through tests/test_bench_smoke.py): it checks
 that everything still works; its figures mean nothing. --quick (or MAFIA_BENCH_QUICK=1)
@@ -53,11 +55,11 @@ from . import backends, floor, resume
 from . import balance as balance_bench
 from . import engine as engine_bench
 from . import scale as scale_bench
+from . import scaleout as scaleout_bench
 from . import targets as targets_bench
 from .e2e import Bench, measure
 from .processes import measure as measure_processes
 from .rest import CHANNEL_LIMIT, rest_per_game
-from .storm import deadline_storm, storm_targets
 
 P99_TARGET_MS = 50.0
 FLOOR_RATIO_TARGET = 0.5
@@ -89,8 +91,12 @@ class Sizes:
     stream_games: int = 64  # the service's own durable stream (bench/backends.py)
     stream_workers: int = 32
     stream_samples: int = 3000
-    storm_games: int = 500  # live games whose deadlines fall in the same second
-    storm_rate: float = 20.0  # commands/s the players send during the storm
+    scaleout_processes: int = 4
+    scaleout_games: int = 5000  # live games per process
+    scaleout_templates: int = 10  # of them built through the service; the rest copied
+    scaleout_seconds: float = 600.0
+    #: commands/s in all; None: 80 % of what fits 50 REST/s at the measured rest_per_command
+    scaleout_rate: float | None = None
     scale_games: int = 5000  # live games in one process (issue 22: ten times the games)
     scale_templates: int = 50  # of them built through the service; the rest copied
     scale_samples: int = 3000  # commands measured (30 s at 100 commands/s)
@@ -109,7 +115,8 @@ SMOKE = Sizes(
     saturated_workers=3, processes=2, process_games=2, process_samples=6, process_workers=2,
     rotate=3, live_games=4, backend_games=2, backend_players=6, stream_games=3,
     stream_workers=2, stream_samples=6, archive_players=8,
-    archive_days=2, storm_games=3, storm_rate=5.0, scale_games=6, scale_templates=2,
+    archive_days=2, scaleout_processes=2, scaleout_games=2, scaleout_templates=2,
+    scaleout_seconds=2.0, scaleout_rate=2.0, scale_games=6, scale_templates=2,
     scale_samples=6, scale_rate=1.0, targets=targets_bench.SMOKE, mode="smoke",
 )
 
@@ -120,17 +127,50 @@ QUICK = Sizes(
     saturated_samples=300, saturated_workers=16, processes=2, process_games=20,
     process_samples=200, process_workers=8, rotate=30, live_games=100, backend_games=4,
     backend_players=12, stream_games=16, stream_workers=16, stream_samples=800,
-    storm_games=40, storm_rate=10.0, scale_games=300, scale_templates=10,
+    scaleout_processes=4, scaleout_games=250, scaleout_templates=10,
+    scaleout_seconds=60.0, scale_games=300, scale_templates=10,
     scale_samples=300, scale_rate=1.0, archive_players=30, archive_days=15,
     targets=targets_bench.QUICK, mode="quick",
 )
 
 
-async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
+async def run(sizes: Sizes, workdir: Path, say: Any = print, *,
+              issue30_only: bool = False) -> dict[str, Any]:
+    """Every section, issue 30's first (each prints its lines as soon as measured, so a
+    run cut short keeps them); `issue30_only`: those alone."""
     out: dict[str, Any] = {"sizes": asdict(sizes), "machine": {
         "python": platform.python_version(), "cpus": _cpus(), "platform": platform.platform(),
         "load_before": os.getloadavg()[0]}}
     started = time.perf_counter()
+    marks: list[tuple[str, float]] = []
+
+    def log(line: str) -> None:  # a line that does not start indented opens a section
+        if not line.startswith(" "):
+            marks.append((line.split(":", 1)[0], time.perf_counter()))
+        say(line)
+
+    # --- issue 30's rows first: the real-time section, the stream against the same-work
+    # floor, the scale-out (its rate follows the rest_per_command measured before it)
+    log("targets: issue 30's rows, Discord's limits in real time ...")
+    out["targets_run"] = await targets_bench.measure(workdir / "targets", sizes.targets,
+                                                     log=log)
+
+    say(targets_table(out))
+    rpc = out["targets_run"]["steady"]["rest_per_command"]
+    rate = sizes.scaleout_rate or min(200.0, 0.8 * GLOBAL_LIMIT / max(rpc, 0.05))
+    log(f"scaleout: {sizes.scaleout_processes} shard processes on PostgreSQL, one global "
+        f"limit, {rate:.1f} commands/s ...")
+    out["scaleout"] = await _scaleout(sizes, workdir / "scaleout", rate, log)
+
+    say(scaleout_line(out["scaleout"]))
+    log("stream: one process's durable commands through the GameService alone ...")
+    out["stream"] = await backends.stream(
+        workdir, games=sizes.stream_games, workers=sizes.stream_workers,
+        samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
+
+    say(stream_line(out))
+    if issue30_only:
+        return _finish(out, marks, started)
 
     log("engine: whole games per second ...")
     out["engine_games"] = [
@@ -151,11 +191,6 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
     log("backends: the service on SQLite and PostgreSQL ...")
     out["backends"] = await backends.compare(workdir, sizes.backend_games,
                                              sizes.backend_players, sizes.postgres)
-
-    log("stream: one process's durable commands through the GameService alone ...")
-    out["stream"] = await backends.stream(
-        workdir, games=sizes.stream_games, workers=sizes.stream_workers,
-        samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
 
     async def grow_to_live(bench: Bench) -> dict[str, Any]:
         log(f"  growing to {sizes.live_games} live games for memory and restart ...")
@@ -208,24 +243,43 @@ async def run(sizes: Sizes, workdir: Path, log: Any = print) -> dict[str, Any]:
     out["archive"] = await archive_bench.measure_async(sizes.archive_players,
                                                        sizes.archive_days)
 
-    log(f"storm: {sizes.storm_games} games' deadlines in the same second, "
-        "Discord's rate limits enforced ...")
-    out["storm"] = await deadline_storm(workdir / "storm", sizes.storm_games,
-                                        rate=sizes.storm_rate, log=log)
-
     log(f"scale: {sizes.scale_games} live games in one process ...")
     out["scale"] = await scale_bench.measure(
         workdir / "scale", sizes.scale_games, samples=sizes.scale_samples,
         rate_per_game=sizes.scale_rate, templates=sizes.scale_templates, log=log)
 
-    log("targets: issue 30's rows, Discord's limits in real time ...")
-    out["targets_run"] = await targets_bench.measure(workdir / "targets", sizes.targets,
-                                                     log=log)
+    return _finish(out, marks, started)
 
+
+def _finish(out: dict[str, Any], marks: list[tuple[str, float]], started: float
+            ) -> dict[str, Any]:
     out["machine"]["load_after"] = os.getloadavg()[0]
     out["targets"] = targets(out)
     out["seconds"] = time.perf_counter() - started
+    ends = [t for _, t in marks[1:]] + [started + out["seconds"]]
+    out["section_s"] = {}
+    for (name, t0), t1 in zip(marks, ends, strict=True):
+        out["section_s"][name] = out["section_s"].get(name, 0.0) + t1 - t0
     return out
+
+
+DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
+
+
+async def _scaleout(sizes: Sizes, workdir: Path, rate: float, log: Any) -> dict[str, Any]:
+    """The scale-out section, or why it could not run (no PostgreSQL server)."""
+    import asyncpg
+
+    server = sizes.postgres or os.environ.get("MAFIA_BENCH_POSTGRES") or DEFAULT_POSTGRES
+    try:
+        conn = await asyncpg.connect(server, timeout=5)
+        await conn.close()
+    except (OSError, asyncpg.PostgresError) as err:
+        return {"missing": f"no PostgreSQL at {server}: {err}"}
+    return await scaleout_bench.measure(
+        server, workdir, processes=sizes.scaleout_processes, games=sizes.scaleout_games,
+        templates=sizes.scaleout_templates, seconds=sizes.scaleout_seconds, rate=rate,
+        log=log)
 
 
 async def _empty_db(path: Path) -> None:
@@ -239,7 +293,29 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
+def issue30_targets(out: dict[str, Any]) -> dict[str, Any]:
+    """Issue 30's rows: the real-time section, the same-work floor, the scale-out."""
+    peak = out["targets_run"]["storm"]["channel_peak"]["peak"]
+    return {
+        **targets_bench.targets(out["targets_run"]),
+        # the stream against a floor doing the same writes in the same grouping (the
+        # single-row floor above is the disk's)
+        "stream_over_same_work_floor": {
+            "value": out["stream"]["same_work_ratio"], "target": ">= 0.4",
+            "met": out["stream"]["same_work_ratio"] >= 0.4},
+        **_scaleout_rows(out["scaleout"]),
+        # Discord's per-channel limit (5 messages per 5 s), in the storm (and the REST game)
+        "busiest_channel_per_5s": {
+            "value": max(peak, out["rest"]["channel_peak"]["peak"]) if "rest" in out
+            else peak, "target": f"<= {CHANNEL_LIMIT}",
+            "met": max(peak, out["rest"]["channel_peak"]["peak"] if "rest" in out else 0)
+            <= CHANNEL_LIMIT},
+    }
+
+
 def targets(out: dict[str, Any]) -> dict[str, Any]:
+    if "discord" not in out:
+        return issue30_targets(out)
     scenarios = out["discord"]["scenarios"]
     biggest = max(scenarios, key=lambda s: s["games"])
     night = out["engine_night"]
@@ -254,8 +330,11 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                                   "target": f">= {FLOOR_RATIO_TARGET:g}",
                                   "met": out["floor_ratio"]["processes_ratio"]
                                   >= FLOOR_RATIO_TARGET},
-        # The GameService's own stream (no Discord) over the floor measured beside it.
+        # The GameService's own stream (no Discord) over the disk's single-row floor
+        # measured beside it: not the same work (the stream batches many commands a
+        # transaction); stream_over_same_work_floor below is the fair comparison.
         "service_stream_over_floor": {"value": out["stream"]["ratio"],
+                                      "floor": "the disk's single-row commits",
                                       "target": f">= {FLOOR_RATIO_TARGET:g}",
                                       "met": out["stream"]["ratio"] >= FLOOR_RATIO_TARGET},
         "rest_over_bound": {"value": out["rest"]["ratio"], "target": f"<= {REST_RATIO_TARGET:g}",
@@ -270,26 +349,18 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
         "archive_build_s": {"value": out["archive"]["total_s"],
                             "target": f"< {archive_bench.TARGET_S:g}",
                             "met": bool(out["archive"]["ok"])},
-        **storm_targets(out["storm"]),
         **scale_bench.scale_targets(out["scale"]),
-        # Discord's per-channel limit (5 messages per 5 s), in the REST game and the storm
-        "busiest_channel_per_5s": {
-            "value": max(out["rest"]["channel_peak"]["peak"],
-                         out["storm"]["channel_peak"]["peak"]),
-            "target": f"<= {CHANNEL_LIMIT}",
-            "met": max(out["rest"]["channel_peak"]["peak"],
-                       out["storm"]["channel_peak"]["peak"]) <= CHANNEL_LIMIT},
-        **targets_bench.targets(out["targets_run"]),
-        # the stream against a floor doing the same writes in the same grouping (the
-        # single-row floor above is the disk's)
-        "stream_over_same_work_floor": {
-            "value": out["stream"]["same_work_ratio"], "target": ">= 0.4",
-            "met": out["stream"]["same_work_ratio"] >= 0.4},
-        # 4 shard processes on PostgreSQL sharing one fake Discord: not built yet
-        "scaleout_games": {"value": None, "target": ">= 20000", "met": False,
-                           "measured": False},
-        "scaleout_429": {"value": None, "target": "0", "met": False, "measured": False},
+        **issue30_targets(out),
     }
+
+
+def _scaleout_rows(so: dict[str, Any]) -> dict[str, Any]:
+    if "missing" in so:
+        return {"scaleout_games": {"value": None, "target": f">= {scaleout_bench.TARGET_GAMES}",
+                                   "met": False, "measured": False},
+                "scaleout_429": {"value": None, "target": "0", "met": False,
+                                 "measured": False}}
+    return scaleout_bench.scaleout_targets(so)
 
 
 # --- the table -----------------------------------------------------------------------
@@ -307,6 +378,15 @@ def table(out: dict[str, Any]) -> str:
     lines: list[str] = []
     add = lines.append
     m = out["machine"]
+    if "discord" not in out:  # issue 30's sections alone
+        add(f"Mafia bot benchmark, issue 30's sections alone ({m['cpus']} CPUs), "
+            f"{_f(out['seconds'], 0)} s in all; load average {_f(m['load_before'], 2)} "
+            f"before, {_f(m['load_after'], 2)} after (other processes share the CPUs)")
+        add("")
+        for part in (targets_table(out), scaleout_line(out["scaleout"]), stream_line(out),
+                     "", targets_rows(out)):
+            add(part)
+        return "\n".join(lines)
     add(f"Mafia bot benchmark ({m['cpus']} CPUs, Python {m['python']}), "
         f"{_f(out['seconds'], 0)} s in all; load average {_f(m['load_before'], 2)} before, "
         f"{_f(m['load_after'], 2)} after (other processes share the CPUs)")
@@ -328,9 +408,11 @@ def table(out: dict[str, Any]) -> str:
         f"{st['games']} live games, votes and night orders, group commit, no Discord): "
         f"{_f(st['commands_per_s'], 0)} commands/s, {_f(st['cpu_ms_per_command'], 3)} ms CPU "
         f"each, {_f(st['commands_per_transaction'], 1)} a transaction")
-    add(f"    floor beside it {_f(st['floor_per_s'], 0)} commits/s (before "
-        f"{_f(st['floor_before_per_s'], 0)}, after {_f(st['floor_after_per_s'], 0)}); "
-        f"stream/floor = {_f(st['ratio'], 3)}")
+    add(f"    the disk's single-row floor beside it {_f(st['floor_per_s'], 0)} commits/s "
+        f"(before {_f(st['floor_before_per_s'], 0)}, after {_f(st['floor_after_per_s'], 0)}"
+        f"); stream/single-row floor = {_f(st['ratio'], 3)} (not the same work: the "
+        f"stream batches; against the same writes in the same grouping "
+        f"{_f(st['same_work_ratio'], 3)})")
     add("ENGINE  whole simulated games (core.sim.play, every module on)")
     for g in out["engine_games"]:
         add(f"  {g['players']:>2} players   {_f(g['games_per_s'], 2):>8} games/s"
@@ -403,19 +485,6 @@ def table(out: dict[str, Any]) -> str:
     add(f"RESTART {rs['games']} live games: bot ready in {_f(rs['ready_s'], 2)} s "
         f"({rs['deadlines']} deadlines re-armed), every state loaded at "
         f"{_f(rs['loaded_s'], 2)} s (empty database: {_f(rs['loaded_s_empty'], 2)} s)")
-    st = out["storm"]
-    add(f"STORM  {st['games']} live games' deadlines in the same second, Discord's rate "
-        f"limits enforced (set-up {_f(st['setup_s'], 0)} s, not measured)")
-    add(f"  every announcement delivered {_f(st['announced_s'], 2)} s "
-        f"({st['announced_games']} games, {st['announce_requests']} requests; bound at "
-        f"{GLOBAL_LIMIT}/s {_f(st['announce_bound_s'], 2)} s, ratio {_f(st['bound_ratio'], 2)})")
-    add(f"  every private post delivered {_f(st['pushed_s'], 2)} s ({st['pushes']} posts); "
-        f"all delivered {_f(st['all_delivered_s'], 2)} s ({st['requests']} requests, bound "
-        f"{_f(st['all_bound_s'], 2)} s); edits {st['edits']} ({st['coalesced_edits']} joined)")
-    it = st["interactions"]
-    add(f"  429s {st['limited']}; interactions during the storm: n {it['n']}, "
-        f"p50 {_f(it['p50_ms'])} ms, p99 {_f(it['p99_ms'])} ms")
-    add("  " + _peak(st["channel_peak"]))
     sc = out["scale"]
     lat, sr, hl = sc["latency"], sc["restart"], sc["health"]
     add(f"SCALE  {sc['games']:,} live games in one process ({sc['templates']} built through "
@@ -435,7 +504,22 @@ def table(out: dict[str, Any]) -> str:
     add(balance_bench.table(out["balance"]))
     add("")
     add(targets_table(out))
+    add(scaleout_line(out["scaleout"]))
+    add(stream_line(out))
     add("")
+    add(targets_rows(out))
+    k = out["processes"]["processes"]
+    add(f"  (throughput_over_floor: {k} shard processes, one per CPU, on one SQLite file; "
+        f"one bot process alone through the fake Discord: {_f(out['floor_ratio']['ratio'], 3)}"
+        f"; service_stream_over_floor: the GameService alone, one process, over the disk's "
+        "single-row floor, not the same work: stream_over_same_work_floor is the fair one)")
+    return "\n".join(lines)
+
+
+def targets_rows(out: dict[str, Any]) -> str:
+    """The TARGETS rows (name, value, target, verdict) as lines."""
+    lines: list[str] = []
+    add = lines.append
     add(f"TARGETS ({out['sizes']['mode']} mode"
         + ("" if out["sizes"]["mode"] == "full" else ": figures at reduced sizes, "
            "see docs/performance.md") + ")")
@@ -445,10 +529,6 @@ def table(out: dict[str, Any]) -> str:
         beside = f"  (strict bound {_f(t['bound_s'], 2)} s)" if "bound_s" in t else ""
         add(f"  {name:<28} {_f(t['value'], 3):>8}  target {t['target']:<13} "
             f"{verdict}{beside}")
-    k = out["processes"]["processes"]
-    add(f"  (throughput_over_floor: {k} shard processes, one per CPU, on one SQLite file; "
-        f"one bot process alone through the fake Discord: {_f(out['floor_ratio']['ratio'], 3)}"
-        f"; service_stream_over_floor: the GameService alone, one process)")
     return "\n".join(lines)
 
 
@@ -482,10 +562,19 @@ def targets_table(out: dict[str, Any]) -> str:
         f"a guild, {sm['rest_steady_guilds']} to the steady games' guilds); interactions "
         f"p50 {_f(sm['interactions']['p50_ms'])} ms, p99 "
         f"{_f(sm['interactions']['p99_ms'])} ms",
-        f"  memory: {_f(mem['kib_per_game'])} KiB RSS per game over {mem['games']} games "
-        f"(storm games at {mem['storm_games_by_day']}; discord.py's guild cache and the "
-        "fake's world included: an upper bound)",
+        f"  memory: {_f(mem['kib_per_game'])} KiB per game: a fresh bot process holding "
+        f"every live state ({mem['fresh_games']} games; storm games at "
+        f"{mem['storm_games_by_day']}) {_f(mem['state_kib_per_game'])} KiB RSS a game + "
+        f"discord.py's cache of the games' guilds {_f(mem['guild_cache_kib_per_game'])} "
+        f"KiB a game (upper bound, the bench process with the fake's world: "
+        f"{_f(mem['upper_bound_kib_per_game'])} KiB)",
     ]
+    return "\n".join(lines)
+
+
+def stream_line(out: dict[str, Any]) -> str:
+    """The stream against the same-work floor (bench/floor.py) as a line."""
+    lines: list[str] = []
     st2 = out["stream"]
     sw = st2["same_work"]
     lines.append(
@@ -499,6 +588,26 @@ def targets_table(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def scaleout_line(so: dict[str, Any]) -> str:
+    """The scale-out section (bench/scaleout.py) as lines."""
+    if "missing" in so:
+        return f"  scale-out: not measured ({so['missing']})"
+    lat = so["durable_latency"]
+    return "\n".join([
+        f"  scale-out: {so['processes']} shard processes on PostgreSQL, one global limit "
+        f"(a window shared by every process's fake Discord) and the budget leased from "
+        f"PostgreSQL; {so['games']:,} live games (set-up {_f(so['setup_s'], 0)} s, not "
+        "measured)",
+        f"    {so['commands']:,} commands at {_f(so['rate'], 1)}/s for {_f(so['seconds'], 0)} s "
+        f"(forum pace {scaleout_bench.FORUM_PACE:g}/s a game: {_f(so['forum_games_carried'], 0)}"
+        f" games' worth): {so['rest']:,} REST requests ({_f(so['rest_per_s'], 1)}/s, "
+        f"{_f(so['rest_per_command'], 3)} a command), 429s {so['limited']} "
+        f"(global {so['global_429']}); refused {so['refused']}",
+        f"    durable p50 {_f(lat['p50_ms'])} ms, p99 {_f(lat['p99_ms'])} ms; outbox lag over "
+        f"{so['outbox_rows']:,} rows p50 {_f(so['outbox_lag_p50_s'], 2)} s, p99 "
+        f"{_f(so['outbox_lag_p99_s'], 2)} s; {so['undelivered']} undelivered"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: does it still work")
@@ -506,6 +615,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="every section at reduced sizes, minutes on a shared machine "
                              "(also MAFIA_BENCH_QUICK=1)")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument("--issue30", action="store_true",
+                        help="only issue 30's sections (real-time targets, scale-out, the "
+                             "same-work floor): its TARGETS rows in one run")
     parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
     parser.add_argument("--rate", type=float, help="commands/s per game under load")
     parser.add_argument("--postgres", help="a PostgreSQL URL for the backends column")
@@ -522,16 +634,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.processes:
         sizes.processes = args.processes
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
-    for sub in ("e2e", "rest", "storm", "scale", "targets"):
+    for sub in ("e2e", "rest", "scale", "targets", "scaleout"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     try:
-        out = asyncio.run(run(sizes, workdir))
+        out = asyncio.run(run(sizes, workdir, issue30_only=args.issue30))
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     out["smoke"] = args.smoke
     print()
     print(table(out))
+    print()
+    print(f"Wall time of this {sizes.mode} run: {out['seconds'] / 60:.1f} min ("
+          + ", ".join(f"{k} {v:.0f} s" for k, v in out["section_s"].items()) + ")")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str))
     return 0

@@ -1,5 +1,9 @@
 """The deadline storm: N live games whose deadlines fall in the same second.
 
+Standalone since issue 30: it fires the cheapest phase change there is (a day with no
+votes and no deaths). `python -m bench.run` measures the storm of bench/targets.py
+instead (half night ends with deaths, half lynch day ends); `storm_bot` serves both.
+
 Masters set deadlines at round hours, so hundreds of games change phase at once and every
 game's announcement, its private posts and the cosmetic edits fall due together.  The fake
 Discord enforces Discord's rate limits in real time here (tests/harness/ratelimits.py:
@@ -16,8 +20,8 @@ once), while players keep sending commands; measured from that moment:
   pushed     until every private post (team channels, private places) is delivered
   429s       answers "Too Many Requests" the fake sent (target 0)
   p99        interaction latency of the commands sent during the storm (target <= 50 ms)
-  ratio      announced / (announcement requests / 50 per s): how close to the bound the
-             global limit implies (target <= 1.2)
+  ratio      announced / ((announcement requests - 50) / 50 per s): how close to the
+             strict bound the global limit implies (the first 50 go at once)
   per 5 s    the busiest channel's peak messages within any 5 s (Discord allows 5)
 """
 
@@ -141,7 +145,7 @@ async def deadline_storm(workdir: Path, games: int, *, rate: float = 20.0, seed:
             else float("nan")
         requests = h.world.ratelimits.counted - counted_before
         announce_requests = announce_posts[0]
-        bound_s = announce_requests / GLOBAL_LIMIT
+        bound_s = max(0.0, (announce_requests - GLOBAL_LIMIT) / GLOBAL_LIMIT)
         return {
             "games": games, "setup_s": setup_s, "fired_s": fired_s,
             "announced_games": len(first_post), "announced_s": announced_s,
@@ -151,7 +155,7 @@ async def deadline_storm(workdir: Path, games: int, *, rate: float = 20.0, seed:
             "requests": requests, "limited": h.world.ratelimits.limited,
             "announce_requests": announce_requests, "announce_bound_s": bound_s,
             "bound_ratio": announced_s / bound_s if bound_s else float("nan"),
-            "all_bound_s": requests / GLOBAL_LIMIT,
+            "all_bound_s": max(0.0, (requests - GLOBAL_LIMIT) / GLOBAL_LIMIT),
             "interactions": summary(every),
             "interactions_by_kind": {k: summary(bench.probe.samples.get(k, []))
                                      for k in ("night", "role")},

@@ -59,6 +59,7 @@ from core.storage.models import DELIVERED, PENDING, Outbox
 from tests.harness.ratelimits import VirtualClock
 
 from .e2e import EVERYTHING, Bench, LiveGame, summary
+from .rest import ChannelPosts
 from .storm import POST, storm_bot
 
 TARGETS = {
@@ -234,7 +235,7 @@ def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, -(-len(ordered) * q // 100) - 1))]
+    return ordered[min(len(ordered) - 1, max(0, int(-(-len(ordered) * q // 100)) - 1))]
 
 
 async def measure(workdir: Path, sizes: TargetSizes, *, seed: int = 30,
@@ -304,14 +305,71 @@ async def measure(workdir: Path, sizes: TargetSizes, *, seed: int = 30,
             state = await bench.service.state(g.id)
             days[f"{state.phase} {state.number}"] += 1
         rss_full = _rss_kib()
+        cache = guild_cache_bytes(bot, {g.guild_id for g in bench.games})
+    # the bot's own share: a fresh process on this database holding every live state
+    # (bench/resume.py; against the same on an empty database), plus discord.py's cache
+    # of the games' guilds measured above
+    fresh = await asyncio.to_thread(_fresh_memory, workdir)
+    n = max(1, len(bench.games))
     return {
         "sizes": sizes.__dict__, "steady": steady, "storm": storm,
-        "memory": {"games": len(bench.games), "kib_per_game":
-                   (rss_full - rss_empty) / max(1, len(bench.games)),
+        "memory": {"games": len(bench.games),
+                   "kib_per_game": fresh["bytes_per_game"] / 1024 + cache / n / 1024,
+                   "state_kib_per_game": fresh["bytes_per_game"] / 1024,
+                   "guild_cache_kib_per_game": cache / n / 1024,
+                   "fresh_games": fresh["games"],
+                   "upper_bound_kib_per_game": (rss_full - rss_empty) / n,
                    "storm_games_by_day": dict(days),
-                   "note": "RSS growth over every game (discord.py's guild cache "
-                           "included; the fake's world too: an upper bound)"},
+                   "note": "a fresh bot process holding every live state (RSS, against an "
+                           "empty database) + discord.py's cache of the games' guilds "
+                           "(members, channels, roles: sizes of the objects); the upper "
+                           "bound is the bench process's RSS growth, the fake's world in "
+                           "it"},
     }
+
+
+def _fresh_memory(workdir: Path) -> dict[str, Any]:
+    from . import resume
+
+    empty = workdir / "empty.db"
+    asyncio.run(_empty_db(empty))
+    full = resume.run_child(workdir / "bench.db", workdir)
+    base = resume.run_child(empty, workdir)
+    return resume.compare(full, base)
+
+
+async def _empty_db(path: Path) -> None:
+    from core.storage.db import close_db, init_db
+
+    await init_db(f"sqlite://{path}")
+    await close_db()
+
+
+def guild_cache_bytes(bot: Any, guild_ids: set[int]) -> int:
+    """The bytes of discord.py's cached objects for these guilds (the guilds, their
+    members, users, channels, threads and roles), not of what they share with the whole
+    client (its connection state, HTTP client, loop)."""
+    import sys
+    import types
+
+    import discord
+    from discord.state import ConnectionState
+
+    stop = (ConnectionState, discord.Client, discord.http.HTTPClient,
+            asyncio.AbstractEventLoop, type, types.ModuleType, types.FunctionType,
+            types.MethodType, types.BuiltinFunctionType)
+    roots = [g for g in bot.guilds if g.id in guild_ids]
+    seen: set[int] = set()
+    size = 0
+    stack: list[Any] = list(roots)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, stop):
+            continue
+        seen.add(id(obj))
+        size += sys.getsizeof(obj)
+        stack.extend(gc.get_referents(obj))
+    return size
 
 
 async def _steady(bench: Bench, games: list[LiveGame], sizes: TargetSizes,
@@ -417,6 +475,10 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         else float("nan")
     announce_requests = sum(1 for _, route, _, cid, status in entries
                             if route == POST and cid in channels and status < 300)
+    posts = ChannelPosts(h)  # Discord's 5 messages per 5 s per channel, as delivered
+    for t, route, _, cid, status in entries:
+        if route == POST and status < 300:
+            posts.times[cid].append(t)
     kinds = bench.kinds  # type: ignore[attr-defined]
     by_kind: Counter[str] = Counter()
     by_quiet: Counter[str] = Counter()
@@ -462,6 +524,7 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         "deaths_per_night_end": sum(deaths) / max(1, len(deaths)),
         "lynched_per_day_end": sum(lynched) / max(1, len(lynched)),
         "phases_after": dict(phases), "interactions": summary(every),
+        "channel_peak": posts.peak(),
         # rows already overdue when the deadlines fired (left from before: not the
         # storm's; the outbox never delivered them)
         "overdue_before": dict(Counter(overdue)),
