@@ -21,7 +21,7 @@ from core.errors import ErrorCode, RuleError
 from core.roles import info
 from core.rules import crypto, owing
 from core.rules import night as night_rules
-from core.rules.setup import MAX_PLAYERS
+from core.rules.setup import MAX_PLAYERS, composition_for
 from core.rules.shop import helpless_now
 from core.rules.voting import current_votes
 from core.rules.weights import base_weight
@@ -133,10 +133,12 @@ def options(state: GameState, a: Actor) -> None:
 
 
 def start(state: GameState, a: Actor) -> None:
-    """/game start: the master, once."""
+    """/game start: the master, once, with a composition the table can be dealt (enough
+    players for it; the SetupError names what is missing)."""
     master(state, a)
     if state.phase is not PhaseKind.SIGNUP:
         raise RuleError(ErrorCode.ALREADY_STARTED)
+    composition_for(state.roles_text, len(state.players), extra_roles=state.options.extra_roles)
 
 
 def cancel(state: GameState, a: Actor) -> None:

@@ -187,11 +187,12 @@ def listed_by_guards(state: GameState) -> None:
 
 def states(seed: int, players: int, options: Options,
            phases: int) -> list[tuple[GameState, datetime]]:
-    """The signup (with a spectator), then each phase of a simulated game, each with a
-    moment just after the last command."""
+    """A signup too small to start, the signup (with a spectator), then each phase of a
+    simulated game, each with a moment just after the last command."""
+    early = Table(seed, 3, options)  # too few for any composition: no /game start yet
     table = Table(seed, players, options)
     table.send(c.Spectate(by=FAN, at=table.clock, name="Fan"))
-    out = [(table.state, table.tick())]
+    out = [(early.state, early.tick()), (table.state, table.tick())]
     table.send(c.Start(by=MASTER, at=table.tick(), confirm=True))
     for _ in range(phases):
         out.append((table.state, table.tick()))

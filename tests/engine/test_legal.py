@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from core import commands as c
@@ -23,6 +23,7 @@ from core.guards import Actor
 from core.legal import HELP, legal_commands
 from core.sim import MASTER, Table, random_phase
 from core.state import GameState, Options
+from tests.conftest import slow_property
 from tests.engine.test_guards import ARGUMENT_CODES, WRONG_ARGUMENT, probes
 
 OUTSIDER = 99
@@ -70,7 +71,8 @@ def check(state: GameState, at: datetime,
         assert listed == [p.name for p in HELP if p.name in listed], why  # /help's order
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow_property
+@slow_property
 @given(seed=st.integers(0, 10**6), players=st.integers(6, 9),
        votes_final=st.booleans(), shop=st.booleans())
 def test_listed_commands_are_the_ones_the_engine_accepts(seed: int, players: int,
