@@ -4,7 +4,8 @@ spell kinds).
 
 Cogs import these from here, never from core.rules or core.state: this module is the
 whole of what the rules hand to the surface besides the views (core.views,
-core.visibility), so the house test can forbid everything else (tests/test_house.py).
+core.visibility, read through core.storage.observer), so the house test can allow the
+cogs a short list of modules (tests/test_house.py).
 """
 
 from __future__ import annotations
