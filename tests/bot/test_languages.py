@@ -316,9 +316,13 @@ async def test_private_pushes_follow_each_reader_public_posts_the_game(lives: Li
     await prod(t_)
     assert head("event.reminder.checkin", "en") in (await last_push(h, t_, english.id)).text
 
-    # a switch of client language switches his later pushes
+    # a switch of client language switches his later pushes; noting it costs no request
+    # to Discord (the locale comes with the interaction): only the reply is sent
+    await h.settle()
+    before = len(h.requests)
     res = await h.slash(english, "role", channel=t_.channel, locale="ru")
     ephemeral(res, "ru")
+    assert [r for r in h.requests[before:] if "/interactions/" not in r.path] == []
     await prod(t_)
     assert head("event.reminder.checkin", "ru") in (await last_push(h, t_, english.id)).text
 
