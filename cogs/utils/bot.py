@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import discord
 from discord.ext import commands
@@ -30,6 +31,9 @@ from core.vocabulary import PhaseKind
 def now() -> datetime:
     """The time a command is stamped with (the engine never reads a clock)."""
     return datetime.now(UTC)
+
+
+READER_GAME = "mafia_game"  # Interaction.extras: the game a command found
 
 
 def reader_language(locale: str) -> str:
@@ -61,15 +65,18 @@ class MafiaBot(commands.Bot):
         """The game a command is about: this channel's, its private channel's, or (in
         DMs) the caller's only running game, with the phase the caller saw (`seen`)."""
         info = await self._find_game(interaction, finished=finished)
-        await self.note_reader(info, interaction)
+        interaction.extras[READER_GAME] = info.id  # for `on_app_command_completion`
         return replace(info, seen=phase_seen(await self.service.state(info.id)))
 
-    async def note_reader(self, info: GameInfo, interaction: discord.Interaction[MafiaBot]
-                          ) -> None:
-        """Remember the language the caller uses with the bot in this game: his private
-        pushes are written in it (core/storage/readers.py; a write only when it changes)."""
-        await self.service.readers.note_language(
-            info.id, interaction.user.id, reader_language(str(interaction.locale)))
+    async def on_app_command_completion(self, interaction: discord.Interaction[MafiaBot],
+                                        command: Any) -> None:
+        """A command about a game went through: remember the language its sender used,
+        his private pushes are written in it (core/storage/readers.py; a write only when
+        it changes, none for a refused command: bad input changes nothing)."""
+        game = interaction.extras.get(READER_GAME)
+        if isinstance(game, int):
+            await self.service.readers.note_language(
+                game, interaction.user.id, reader_language(str(interaction.locale)))
 
     async def _find_game(self, interaction: discord.Interaction[MafiaBot], *,
                          finished: bool) -> GameInfo:
