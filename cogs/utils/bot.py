@@ -19,6 +19,7 @@ from discord.ext import commands
 from core.commands import Command
 from core.errors import ErrorCode, RuleError
 from core.i18n import normalize_locale
+from core.places import private_reader
 from core.settings import Settings
 from core.storage.budget import RateBudget
 from core.storage.outbox import OutboxWorker
@@ -70,11 +71,13 @@ class MafiaBot(commands.Bot):
 
     async def on_app_command_completion(self, interaction: discord.Interaction[MafiaBot],
                                         command: Any) -> None:
-        """A command about a game went through: remember the language its sender used,
-        his private pushes are written in it (core/storage/readers.py; a write only when
+        """A command about a game went through: remember the language its sender used if
+        the game writes to him privately (core.places.private_reader): his pushes are
+        written in it (core/storage/readers.py; a write only when
         it changes, none for a refused command: bad input changes nothing)."""
         game = interaction.extras.get(READER_GAME)
-        if isinstance(game, int):
+        if isinstance(game, int) and private_reader(await self.service.state(game),
+                                                    interaction.user.id):
             await self.service.readers.note_language(
                 game, interaction.user.id, reader_language(str(interaction.locale)))
 
