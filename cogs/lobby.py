@@ -30,7 +30,7 @@ from .ui.markup import user_text
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, mention, user_lang
 from .utils.actions import join_or_leave
-from .utils.bot import MafiaBot, is_admin
+from .utils.bot import READER_GAME, MafiaBot, is_admin
 from .utils.errors import send_error
 from .utils.sight import seat_sights
 
@@ -86,9 +86,10 @@ class Lobby(GameCog):
         assert interaction.guild is not None and interaction.channel_id is not None
         # The board is a public record: the outbox posts it in this channel (a crash
         # before the reply still gets it posted); the reply only confirms, to the master.
-        await self.service.create(
+        game = await self.service.create(
             interaction.guild.id, interaction.channel_id, interaction.user.id, title, plot,
             options, language=lang, extra_outbox=[OutboxItem(kind=SIGNUP_POST, payload={})])
+        interaction.extras[READER_GAME] = game  # the master's language (his desk's)
         await interaction.response.send_message(
             t("lobby.created", user_lang(interaction), title=user_text(title)), ephemeral=True)
 

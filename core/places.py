@@ -198,3 +198,11 @@ def outbox_rows(command: Command, old: GameState, new: GameState, events: list[E
     if new.over:  # the end closes the places: the last news goes in before that
         return before + places, []
     return before, places
+
+
+def private_reader(state: GameState, uid: int) -> bool:
+    """Whether the game writes to `uid` privately (his place, his desk, his DMs): a seated
+    player, one on the standby list (he may take a seat), or the master. Only their
+    language is worth keeping (cogs/utils/bot.py)."""
+    return uid == state.master or state.player(uid) is not None \
+        or any(s.uid == uid for s in state.standby)

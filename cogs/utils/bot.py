@@ -39,6 +39,9 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+READER_GAME = "mafia.created"  # Interaction.extras: the game /game create made
+
+
 def reader_language(locale: str) -> str:
     """A client locale as one of our catalogues; "" for a language we have no catalogue
     for (Ukrainian, German...): his private pushes then follow the game's language."""
@@ -97,16 +100,23 @@ class MafiaBot(commands.Bot):
         found: dict[bool, GameInfo] = interaction.extras.setdefault(FOUND, {})
         if finished not in found:
             info = await self._find_game(interaction, finished=finished)
-            await self.note_reader(info, interaction)
             found[finished] = replace(info, seen=await self.observe.seen(info.id))
         return found[finished]
 
-    async def note_reader(self, info: GameInfo, interaction: discord.Interaction[MafiaBot]
-                          ) -> None:
-        """Remember the language the caller uses with the bot in this game: his private
-        pushes are written in it (core/storage/readers.py; a write only when it changes)."""
-        await self.service.readers.note_language(
-            info.id, interaction.user.id, reader_language(str(interaction.locale)))
+    async def on_app_command_completion(self, interaction: discord.Interaction[MafiaBot],
+                                        command: Any) -> None:
+        """A command about a game went through: remember the language its sender used if
+        the game writes to him privately (core.places.private_reader): his pushes are
+        written in it (core/storage/readers.py; a write only when
+        it changes, none for a refused command: bad input changes nothing)."""
+        found: dict[bool, GameInfo] = interaction.extras.get(FOUND, {})
+        games = {info.id for info in found.values()}
+        if isinstance(created := interaction.extras.get(READER_GAME), int):
+            games.add(created)  # /game create: the master's language (his desk's)
+        for game in games:
+            if await self.observe.private_reader(game, interaction.user.id):
+                await self.service.readers.note_language(
+                    game, interaction.user.id, reader_language(str(interaction.locale)))
 
     async def _find_game(self, interaction: discord.Interaction[MafiaBot], *,
                          finished: bool) -> GameInfo:

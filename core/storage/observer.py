@@ -115,6 +115,11 @@ class Observer:
         """Every seat's current holder, in seat order (whose display names to look up)."""
         return views.seat_uids(await self._state(game_id))
 
+    async def private_reader(self, game_id: int, uid: int) -> bool:
+        """The game writes to `uid` privately (a seat, the standby list, the master's
+        desk): his language is worth remembering (core.places.private_reader)."""
+        return places.private_reader(await self._state(game_id), uid)
+
     async def seated(self, game_id: int, uid: int) -> bool:
         return (await self._state(game_id)).player(uid) is not None
 

@@ -9,6 +9,7 @@ occultist's half votes of the dead: 0,5 голоса.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -276,6 +277,16 @@ async def last_push(h: Harness, t_: Table, uid: int) -> MessageRecord:
     return h.messages_in(thread)[-1]
 
 
+async def noted(t_: Table, uid: int, lang: str) -> None:
+    """Wait until the bot has noted the language a command of `uid` used (it is noted
+    once the command went through, beside the game)."""
+    for _ in range(500):
+        if await t_.bot.service.readers.language(t_.game_id, uid, "?") == lang:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{uid}'s language was not noted as {lang}")
+
+
 async def prod(t_: Table) -> None:
     res = await t_.do(t_.master, "master prod")
     assert res.ephemeral, res.text
@@ -316,9 +327,14 @@ async def test_private_pushes_follow_each_reader_public_posts_the_game(lives: Li
     await prod(t_)
     assert head("event.reminder.checkin", "en") in (await last_push(h, t_, english.id)).text
 
-    # a switch of client language switches his later pushes
+    # a switch of client language switches his later pushes; noting it costs no request
+    # to Discord (the locale comes with the interaction): only the reply is sent
+    await h.settle()
+    before = len(h.requests)
     res = await h.slash(english, "role", channel=t_.channel, locale="ru")
     ephemeral(res, "ru")
+    await noted(t_, english.id, "ru")
+    assert [r for r in h.requests[before:] if "/interactions/" not in r.path] == []
     await prod(t_)
     assert head("event.reminder.checkin", "ru") in (await last_push(h, t_, english.id)).text
 
@@ -331,6 +347,7 @@ async def test_private_pushes_follow_each_reader_public_posts_the_game(lives: Li
                   and p.uid not in (english.id, russian.id))
     res = await h.slash(t_.member(victim.uid), "role", channel=t_.channel, locale="en-GB")
     ephemeral(res, "en")
+    await noted(t_, victim.uid, "en")
     acting = state.clans[0].acting
     assert acting is not None
     assert (await t_.do(t_.member(acting), "night", target=str(victim.uid))).ephemeral
@@ -364,3 +381,18 @@ async def test_the_desk_and_its_welcome_speak_the_masters_language(h: Harness) -
     assert t("desk.channel.welcome", "en", title="Палермо") in feed
     assert head("desk.opened.head", "en") in feed
     assert_written_in(public_texts(h, t_.channel), "ru", "the Russian game's channel")
+
+
+async def test_a_refused_command_does_not_change_the_readers_language(h: Harness) -> None:
+    """Bad input changes nothing, the reader's language included: only a command that
+    went through notes the language it was sent in."""
+    t_ = await seat(h, h.default_guild, "Палермо", ["en-US"] + ["ru"] * 9, master_locale="ru")
+    english, other = t_.players[0], t_.players[1]
+    res = await h.slash(english, "unvote", channel=t_.channel, locale="ru")  # day 0: refused
+    assert ephemeral(res, "ru") and not confirmed(res)
+    # a later command that goes through, by another: noted after the refusal was answered
+    ephemeral(await h.slash(other, "role", channel=t_.channel, locale="en-US"), "en")
+    await noted(t_, other.id, "en")
+    assert await t_.bot.service.readers.language(t_.game_id, english.id, "?") == "en"
+    card = await last_push(h, t_, english.id)
+    assert t("places.welcome", "en", title="Палермо") in card.content

@@ -4,7 +4,7 @@ from tortoise.fields.base import OnDelete
 from tortoise import fields
 
 class Migration(migrations.Migration):
-    dependencies = [('models', '0003_reminder_at')]
+    dependencies = [('models', '0004_drop_guild_settings')]
 
     initial = False
 
