@@ -28,6 +28,7 @@ from core.access import GameLimits
 from core.errors import ErrorCode, RuleError
 from core.i18n import normalize_locale, t
 from core.settings import ConfigError, Settings, database_config
+from core.storage.budget import RateBudget
 from core.storage.db import close_db, init_db
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameService
@@ -35,7 +36,7 @@ from core.storage.sharding import guild_filter
 
 log = logging.getLogger("mafia")
 
-#: the extension owning the background delivery (cogs/outbox.py), loaded before the rest
+#: the extension owning the background delivery (cogs/outbox.py), loaded at login
 DELIVERY = "cogs.outbox"
 EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
@@ -90,17 +91,30 @@ class MafiaBot(shared.MafiaBot):
                 per_guild=settings.max_games_per_guild))
         self.scheduler = DeadlineScheduler(self.service)
         self.private_index: dict[int, int] = {}  # private channel id -> game id
-        # The request budget, the outbox's deliverer and worker, and the budget shared
-        # with the token's other processes belong to the cogs.outbox extension, loaded
-        # first by setup_hook (docs/delivery.md, docs/rate-limits.md).
+        # Discord's rate limits planned for, not run into (docs/rate-limits.md): the
+        # budget exists from the start (tests put it on their clock before login); the
+        # cogs.outbox extension, loaded first by setup_hook, installs it on the HTTP
+        # client and owns the outbox's deliverer and worker and the budget shared with
+        # the token's other processes (docs/delivery.md).
+        self.budget = RateBudget()
         self.resumed = 0  # live games found at start-up (their deadlines re-armed)
         self.announced = False
 
     # --- start and stop -------------------------------------------------------------
+    async def login(self, token: str) -> None:
+        """The delivery extension before anything is sent: its request budget counts
+        every request, the login's own included."""
+        if DELIVERY not in self.extensions:
+            await self.load_extension(DELIVERY)
+        await super().login(token)
+
     async def setup_hook(self) -> None:
         if self.manage_db:
             await init_db(self.settings.database_url)
-        await self.load_extension(DELIVERY)  # the budget first: every request waits on it
+        for cog in list(self.cogs.values()):  # logged in, the database ready
+            after_login = getattr(cog, "after_login", None)
+            if after_login is not None:
+                await after_login()
         await self.load_extension("cogs.translator")
         for ext in EXTENSIONS:  # by name: each registers its own persistent components
             await self.load_extension(ext)

@@ -1,7 +1,7 @@
 """The extension that owns the bot's background delivery: the request budget on
 discord.py's HTTP client, the budget shared with the token's other processes, the
 outbox's deliverer and its worker (issue 31, item 4: bot.py imports no cog; this work
-lives with what it serves). Loaded first by bot.py's setup_hook, by name.
+lives with what it serves). Loaded by name when the bot logs in, before any request.
 
 `wire` puts them on the bot (`budget`, `budgeted`, `delivery`, `outbox`) and routes the
 service's outbox rows; the cog starts the worker once the guild caches are ready and
@@ -35,7 +35,8 @@ def wire(bot: MafiaBot) -> None:
     bot.service.route = route
     if outbox_rows not in bot.service.bundlers:  # private places, the ping role
         bot.service.bundlers.append(outbox_rows)
-    bot.budget = RateBudget()
+    if getattr(bot, "budget", None) is None:  # bot.py makes it; a bare bot has none
+        bot.budget = RateBudget()
     bot.budgeted = install(bot, bot.budget)
     bot.delivery = delivery = Delivery(bot)
     bot.outbox = OutboxWorker(delivery.deliver, notify_parked=delivery.parked,
@@ -51,9 +52,10 @@ class Background(commands.Cog):
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot
 
-    async def cog_load(self) -> None:
-        """After login: a sharded process on PostgreSQL shares the token's budget and
-        coordinates its identifies (cogs/sharedbudget.py)."""
+    async def after_login(self) -> None:
+        """Called by bot.py's setup_hook (logged in, the database ready): a sharded
+        process on PostgreSQL shares the token's budget and coordinates its identifies
+        (cogs/sharedbudget.py)."""
         bot = self.bot
         if bot.coordination is None and bot.shard_count is not None and bot.http.token:
             bot.coordination = await sharedbudget.coordinate(

@@ -110,10 +110,20 @@ async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
     here = interaction.channel_id == info.channel_id
     applied = await bot.apply(info, command, answer=_recorded if here else None)
     event = next(e for e in applied.events if e.kind is kind)
-    if not applied.answered:
-        await interaction.response.send_message(embed=reply_embed(event, info.language),
-                                                ephemeral=True)
+    if applied.answered and await bot.outbox.behind(info.id, min(applied.answered)):
+        # the channel's earlier posts are held back (Discord's limits): the record
+        # waits its turn in the outbox rather than overtake them
+        await bot.observe.answered(info.id, applied.answered, release=True)
+    elif applied.answered:
+        await _answer_publicly(interaction, info, applied)
         return
+    await interaction.response.send_message(embed=reply_embed(event, info.language),
+                                            ephemeral=True)
+
+
+async def _answer_publicly(interaction: discord.Interaction[MafiaBot], info: GameInfo,
+                           applied: Outcome) -> None:
+    bot = interaction.client
     # as the outbox would post it (cogs/delivery.py): the same embeds, so a recheck
     # after a failure here finds it by its text
     embeds = [piece for e in applied.events if _recorded(e)

@@ -92,9 +92,11 @@ class Observer:
         if refused."""
         return Outcome(await self.service.apply(game_id, command, answer=answer))
 
-    async def answered(self, game_id: int, ordinals: Sequence[int]) -> None:
-        """The caller answered these held outbox entries itself (GameService.answered)."""
-        await self.service.answered(game_id, ordinals)
+    async def answered(self, game_id: int, ordinals: Sequence[int], *,
+                       release: bool = False) -> None:
+        """The caller answered these held outbox entries itself, or (`release`) leaves
+        them to the worker (GameService.answered)."""
+        await self.service.answered(game_id, ordinals, release=release)
 
     # --- the table ------------------------------------------------------------------
     async def view(self, game_id: int) -> PublicView:

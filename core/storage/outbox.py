@@ -226,6 +226,17 @@ class OutboxWorker:
                                          ordinal__lt=entry.ordinal))
         return any(self._lane(_entry(row)) != mine for row in rows)
 
+    async def behind(self, game_id: int, ordinal: int) -> bool:
+        """Whether an earlier entry of the game waits in the lane of the entry `ordinal`
+        (an entry answered out of band would then overtake it)."""
+        rows = await _read(Outbox.filter(game_id=game_id, status=PENDING,
+                                         ordinal__lte=ordinal))
+        mine = [row for row in rows if row.ordinal == ordinal]
+        if not mine:
+            return False
+        lane = self._lane(_entry(mine[0]))
+        return any(self._lane(_entry(row)) == lane for row in rows if row.ordinal < ordinal)
+
     async def prune(self, keep: timedelta = timedelta(days=7)) -> int:
         """Delete delivered entries older than `keep` (parked ones stay for the master)."""
         cutoff = self._now() - keep

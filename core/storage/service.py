@@ -293,13 +293,16 @@ class GameService:
         if written:
             self._notify_outbox()
 
-    async def answered(self, game_id: int, ordinals: Sequence[int]) -> None:
+    async def answered(self, game_id: int, ordinals: Sequence[int], *,
+                       release: bool = False) -> None:
         """The caller answered these held entries itself (`apply`'s `answer`): they are
-        delivered, in a transaction shared with the commands committing meanwhile."""
+        delivered, in a transaction shared with the commands committing meanwhile. With
+        `release`, the caller leaves them to the worker: they are due now."""
         if ordinals:
             await self._group.run(Script(None, (statements.outbox_answered(
-                statements.default_dialect(), game_id, ordinals, self._clock()),)))
-            self._notify_outbox()  # the entries after them in their lane are due
+                statements.default_dialect(), game_id, ordinals, self._clock(),
+                release=release),)))
+            self._notify_outbox()  # they, or the entries after them, are due
 
     async def set_discord(self, game_id: int, patch: DiscordPatch, *,
                           extra_outbox: Sequence[OutboxItem] = ()) -> None:

@@ -124,10 +124,12 @@ def log_insert(dialect: str, game_id: int, seq: int, command: str,
 
 
 def outbox_answered(dialect: str, game_id: int, ordinals: Sequence[int],
-                    now: datetime) -> Statement:
+                    now: datetime, *, release: bool = False) -> Statement:
     """Mark the game's entries `ordinals` delivered at `now` (their caller answered them)
-    if they are still pending."""
-    values = {"status": DELIVERED, "delivered_at": now}
+    if they are still pending; with `release`, make them due at `now` instead (their
+    caller leaves them to the worker)."""
+    values: dict[str, Any] = {"next_attempt_at": now} if release \
+        else {"status": DELIVERED, "delivered_at": now}
     sets = _update_sql(dialect, Outbox._meta.db_table, _columns(Outbox, values), ("id",))
     marks = _placeholders(dialect, len(ordinals) + 2, start=len(values))
     sql = sets.rsplit(" WHERE ", 1)[0] + (

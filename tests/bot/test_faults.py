@@ -97,8 +97,9 @@ async def rows(t: Table) -> list[Outbox]:
 
 
 def announcements(h: Harness, channel: int) -> list[str]:
-    """The outbox's embeds in a channel, in order (several may share one message)."""
-    return [e.get("description") or "" for m in posted(h, channel) for e in m.embeds]
+    """The outbox's embeds in a channel, in order (several may share one message), with
+    the public replies that record a vote or a check-in typed there."""
+    return [e.get("description") or "" for m in h.messages_in(channel) for e in m.embeds]
 
 
 def no_repeats(h: Harness, *channels: int) -> None:
@@ -111,21 +112,25 @@ def no_repeats(h: Harness, *channels: int) -> None:
 
 def expected_posts(entries: list[Outbox], lang: str = "ru") -> list[str]:
     """The game channel, as the outbox entries say it should read, in ordinal order (a
-    day's live vote count where it was opened, as its latest entry says it reads now)."""
+    day's live vote count where its first vote opened it, as its latest entry says it
+    reads now)."""
     from cogs.tally import TALLY_KIND, tally_message_embed
     from core.visibility import LiveTally
 
     latest = {json.loads(r.payload)["coalesce"]: json.loads(r.payload)["tally"]
               for r in entries if r.kind == TALLY_KIND}
     out = []
+    opened: set[str] = set()
     for row in entries:
         if row.kind == SIGNUP_POST:  # the signup board: its description is the plot (none)
             out.append("")
             continue
-        if row.kind == TALLY_KIND:
+        if row.kind == TALLY_KIND:  # posted by the first count with a vote in it
             payload = json.loads(row.payload)
-            if payload["op"] == "open":
-                count = LiveTally.model_validate(latest[payload["coalesce"]])
+            key = payload["coalesce"]
+            if key not in opened and payload["tally"]["rows"]:
+                opened.add(key)
+                count = LiveTally.model_validate(latest[key])
                 out.append(tally_message_embed(count, lang).description or "")
             continue
         event = Event.model_validate(json.loads(row.payload)["event"]) \

@@ -9,13 +9,15 @@ from typing import Any
 
 from core.i18n import t as tr
 from core.narrate import NIGHT_FORMS, phase_words
-from tests.bot.helpers import checkin_all, confirmed, open_table, posted, start
+from tests.bot.helpers import checkin_all, confirmed, open_table, start
 from tests.harness import Harness
 
 
 def vote_embeds(h: Harness, channel: int) -> list[dict[str, Any]]:
     titles = {tr("vote.embed_title", "ru"), tr("vote.embed_title_shout", "ru")}
-    return [e for m in posted(h, channel) for e in m.embeds if e.get("title") in titles]
+    # the outbox's posts and the public replies (a vote typed in the game channel is
+    # recorded by its own reply)
+    return [e for m in h.messages_in(channel) for e in m.embeds if e.get("title") in titles]
 
 
 async def test_the_vote_post_says_the_vote_was_shouted(h: Harness) -> None:

@@ -13,7 +13,7 @@ import discord
 from core.i18n import t as tr
 from core.roles import Role
 from core.state import PhaseKind
-from tests.bot.helpers import ROLES, Table, open_table, posted, start
+from tests.bot.helpers import ROLES, Table, confirmed, open_table, posted, start
 from tests.harness import Harness
 
 THREADS = discord.Permissions(manage_threads=True)
@@ -90,7 +90,7 @@ async def test_a_right_given_during_the_game_is_told_to_the_table(h: Harness) ->
     admins = h.add_role("Admins", permissions=discord.Permissions(administrator=True))
     h.give_role(player, admins)
     res = await t.do(player, "checkin")
-    assert res.ephemeral
+    assert confirmed(res)  # the check-in (public, or to him alone behind the news)
     await t.settle()
     assert (await t.state()).sight == {player.id: "all"}
     told = tr("event.sight_all", "ru", uid=player.mention)
