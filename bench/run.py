@@ -568,7 +568,8 @@ def targets_table(out: dict[str, Any]) -> str:
         f"{_f(sm['rest_per_game_lynch'], 2)} ({sm['rest_without_guild']} requests without "
         f"a guild, {sm['rest_steady_guilds']} to the steady games' guilds); interactions "
         f"p50 {_f(sm['interactions']['p50_ms'])} ms, p99 "
-        f"{_f(sm['interactions']['p99_ms'])} ms",
+        f"{_f(sm['interactions']['p99_ms'])} ms (/vote and /night only: p99 "
+        f"{_f(sm['durable_latency']['p99_ms'])} ms over {sm['durable_latency']['n']})",
         f"  memory: {_f(mem['kib_per_game'])} KiB per game: a fresh bot process holding "
         f"every live state ({mem['fresh_games']} games; storm games at "
         f"{mem['storm_games_by_day']}) {_f(mem['state_kib_per_game'])} KiB RSS a game + "
