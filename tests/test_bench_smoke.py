@@ -26,6 +26,7 @@ def _smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str], half: str
     return capsys.readouterr().out, json.loads(out_file.read_text())
 
 
+@pytest.mark.timeout(900)  # subprocesses and real waits: minutes on a loaded machine
 def test_bench_smoke_older_sections(tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     printed, out = _smoke(tmp_path, capsys, "--older")
@@ -133,6 +134,7 @@ def test_scaleout_window_is_one_global_limit(tmp_path: Path) -> None:
                      counts_globally=False)[0] is None
 
 
+@pytest.mark.timeout(900)
 def test_bench_smoke_issue30(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     printed, out = _smoke(tmp_path, capsys, "--issue30")
     assert set(out["targets"]) == {"rest_per_command", "rest_per_game_night_end",
