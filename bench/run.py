@@ -135,9 +135,9 @@ QUICK = Sizes(
 
 
 async def run(sizes: Sizes, workdir: Path, say: Any = print, *,
-              issue30_only: bool = False) -> dict[str, Any]:
+              issue30_only: bool = False, older_only: bool = False) -> dict[str, Any]:
     """Every section, issue 30's first (each prints its lines as soon as measured, so a
-    run cut short keeps them); `issue30_only`: those alone."""
+    run cut short keeps them); `issue30_only`: those alone; `older_only`: the others."""
     out: dict[str, Any] = {"sizes": asdict(sizes), "machine": {
         "python": platform.python_version(), "cpus": _cpus(), "platform": platform.platform(),
         "load_before": os.getloadavg()[0]}}
@@ -149,26 +149,27 @@ async def run(sizes: Sizes, workdir: Path, say: Any = print, *,
             marks.append((line.split(":", 1)[0], time.perf_counter()))
         say(line)
 
-    # --- issue 30's rows first: the real-time section, the stream against the same-work
-    # floor, the scale-out (its rate follows the rest_per_command measured before it)
-    log("targets: issue 30's rows, Discord's limits in real time ...")
-    out["targets_run"] = await targets_bench.measure(workdir / "targets", sizes.targets,
-                                                     log=log)
+    if not older_only:
+        # --- issue 30's rows first: the real-time section, the scale-out (its rate
+        # follows the rest_per_command measured before it), the same-work floor
+        log("targets: issue 30's rows, Discord's limits in real time ...")
+        out["targets_run"] = await targets_bench.measure(workdir / "targets", sizes.targets,
+                                                         log=log)
 
-    say(targets_table(out))
-    rpc = out["targets_run"]["steady"]["rest_per_command"]
-    rate = sizes.scaleout_rate or min(200.0, 0.8 * GLOBAL_LIMIT / max(rpc, 0.05))
-    log(f"scaleout: {sizes.scaleout_processes} shard processes on PostgreSQL, one global "
-        f"limit, {rate:.1f} commands/s ...")
-    out["scaleout"] = await _scaleout(sizes, workdir / "scaleout", rate, log)
+        say(targets_table(out))
+        rpc = out["targets_run"]["steady"]["rest_per_command"]
+        rate = sizes.scaleout_rate or min(200.0, 0.8 * GLOBAL_LIMIT / max(rpc, 0.05))
+        log(f"scaleout: {sizes.scaleout_processes} shard processes on PostgreSQL, one global "
+            f"limit, {rate:.1f} commands/s ...")
+        out["scaleout"] = await _scaleout(sizes, workdir / "scaleout", rate, log)
 
-    say(scaleout_line(out["scaleout"]))
-    log("stream: one process's durable commands through the GameService alone ...")
-    out["stream"] = await backends.stream(
-        workdir, games=sizes.stream_games, workers=sizes.stream_workers,
-        samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
+        say(scaleout_line(out["scaleout"]))
+        log("stream: one process's durable commands through the GameService alone ...")
+        out["stream"] = await backends.stream(
+            workdir, games=sizes.stream_games, workers=sizes.stream_workers,
+            samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
 
-    say(stream_line(out))
+        say(stream_line(out))
     if issue30_only:
         return _finish(out, marks, started)
 
@@ -191,6 +192,11 @@ async def run(sizes: Sizes, workdir: Path, say: Any = print, *,
     log("backends: the service on SQLite and PostgreSQL ...")
     out["backends"] = await backends.compare(workdir, sizes.backend_games,
                                              sizes.backend_players, sizes.postgres)
+    if "stream" not in out:
+        log("stream: one process's durable commands through the GameService alone ...")
+        out["stream"] = await backends.stream(
+            workdir, games=sizes.stream_games, workers=sizes.stream_workers,
+            samples=sizes.stream_samples, floor_commits=sizes.floor_commits)
 
     async def grow_to_live(bench: Bench) -> dict[str, Any]:
         log(f"  growing to {sizes.live_games} live games for memory and restart ...")
@@ -350,7 +356,7 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                             "target": f"< {archive_bench.TARGET_S:g}",
                             "met": bool(out["archive"]["ok"])},
         **scale_bench.scale_targets(out["scale"]),
-        **issue30_targets(out),
+        **(issue30_targets(out) if "targets_run" in out else {}),
     }
 
 
@@ -503,10 +509,11 @@ def table(out: dict[str, Any]) -> str:
     add("")
     add(balance_bench.table(out["balance"]))
     add("")
-    add(targets_table(out))
-    add(scaleout_line(out["scaleout"]))
-    add(stream_line(out))
-    add("")
+    if "targets_run" in out:
+        add(targets_table(out))
+        add(scaleout_line(out["scaleout"]))
+        add(stream_line(out))
+        add("")
     add(targets_rows(out))
     k = out["processes"]["processes"]
     add(f"  (throughput_over_floor: {k} shard processes, one per CPU, on one SQLite file; "
@@ -561,7 +568,8 @@ def targets_table(out: dict[str, Any]) -> str:
         f"{_f(sm['rest_per_game_lynch'], 2)} ({sm['rest_without_guild']} requests without "
         f"a guild, {sm['rest_steady_guilds']} to the steady games' guilds); interactions "
         f"p50 {_f(sm['interactions']['p50_ms'])} ms, p99 "
-        f"{_f(sm['interactions']['p99_ms'])} ms",
+        f"{_f(sm['interactions']['p99_ms'])} ms (/vote and /night only: p99 "
+        f"{_f(sm['durable_latency']['p99_ms'])} ms over {sm['durable_latency']['n']})",
         f"  memory: {_f(mem['kib_per_game'])} KiB per game: a fresh bot process holding "
         f"every live state ({mem['fresh_games']} games; storm games at "
         f"{mem['storm_games_by_day']}) {_f(mem['state_kib_per_game'])} KiB RSS a game + "
@@ -618,6 +626,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--issue30", action="store_true",
                         help="only issue 30's sections (real-time targets, scale-out, the "
                              "same-work floor): its TARGETS rows in one run")
+    parser.add_argument("--scaleout-games", type=int,
+                        help="live games per shard process in the scale-out (default 5,000)")
+    parser.add_argument("--scaleout-seconds", type=float,
+                        help="seconds of play in the scale-out (default 600)")
+    parser.add_argument("--older", action="store_true",
+                        help="only the sections before issue 30 (the smoke test runs the "
+                             "two halves apart)")
     parser.add_argument("--workdir", type=Path, help="keep the databases here (default: temp)")
     parser.add_argument("--rate", type=float, help="commands/s per game under load")
     parser.add_argument("--postgres", help="a PostgreSQL URL for the backends column")
@@ -633,11 +648,16 @@ def main(argv: list[str] | None = None) -> int:
     sizes.postgres = args.postgres
     if args.processes:
         sizes.processes = args.processes
+    if args.scaleout_games:
+        sizes.scaleout_games = args.scaleout_games
+    if args.scaleout_seconds:
+        sizes.scaleout_seconds = args.scaleout_seconds
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mafia-bench-"))
     for sub in ("e2e", "rest", "scale", "targets", "scaleout"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
     try:
-        out = asyncio.run(run(sizes, workdir, issue30_only=args.issue30))
+        out = asyncio.run(run(sizes, workdir, issue30_only=args.issue30,
+                              older_only=args.older))
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -9,8 +9,9 @@ measured. Three groups of games, each in guilds of its own, at most `per_guild` 
   steady  day 1, players voting and giving night orders (Poisson, `steady_rate`/s):
           rest_per_command  non-interaction REST requests per player command, counted
                             from the window's start until the outbox is idle again
-          durable_p99_ms    interaction latency of /vote and /night (no /role reads);
-                            no gc.collect() before the window
+          durable_p99_ms    interaction latency of /vote and /night (no /role reads),
+                            here and in the storm from the deadline second on (the
+                            TARGETS row takes both); no gc.collect() before the window
           outbox_lag_p99_s  outbox rows written in the window: commit -> delivered
   night   night 1 with every night order given (kills: deaths at dawn)
   lynch   day 1 with a majority on one player (a lynch at dusk)
@@ -407,7 +408,7 @@ async def _steady(bench: Bench, games: list[LiveGame], sizes: TargetSizes,
         "rest": len(requests), "rest_per_s": len(requests) / max(1e-9, t1 - t0),
         "rest_per_command": len(requests) / max(1, sent),
         "limited": sum(1 for e in requests if e[4] == 429),
-        "durable_latency": summary(durable),
+        "durable_latency": summary(durable), "durable_samples": durable,
         "outbox_rows": len(rows), "outbox_lag_p50_s": _pct(lags, 50),
         "outbox_lag_p99_s": _pct(lags, 99),
     }
@@ -507,6 +508,7 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         phases[str((await bot.service.state(g.id)).phase)] += 1
     n = len(entries)
     every = [v for k in ("vote", "night", "role") for v in bench.probe.samples.get(k, [])]
+    durable = [v for k in ("vote", "night") for v in bench.probe.samples.get(k, [])]
     return {
         "games": len(games), "per_guild": sizes.per_guild, "fired_s": fired_s,
         "commands": sent, "announced_games": len(first_post), "announce_s": announce_s,
@@ -524,6 +526,7 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         "deaths_per_night_end": sum(deaths) / max(1, len(deaths)),
         "lynched_per_day_end": sum(lynched) / max(1, len(lynched)),
         "phases_after": dict(phases), "interactions": summary(every),
+        "durable_latency": summary(durable), "durable_samples": durable,
         "channel_peak": posts.peak(),
         # rows already overdue when the deadlines fired (left from before: not the
         # storm's; the outbox never delivered them)
@@ -555,7 +558,12 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
         "storm_all_s": row(sm["all_s"], f"<= {TARGETS['storm_all_s']:g}",
                            sm["all_s"] <= TARGETS["storm_all_s"], bound_s=sm["all_bound_s"]),
         "storm_429": row(sm["limited"], "0", sm["limited"] == 0),
-        "durable_p99_ms": at_most("durable_p99_ms", st["durable_latency"]["p99_ms"]),
+        # steady play and the storm's commands from the deadline second on, /role aside
+        "durable_p99_ms": {**at_most("durable_p99_ms", summary(
+            st["durable_samples"] + sm["durable_samples"])["p99_ms"]),
+            "commands": len(st["durable_samples"]) + len(sm["durable_samples"]),
+            "steady_p99_ms": st["durable_latency"]["p99_ms"],
+            "storm_p99_ms": sm["durable_latency"]["p99_ms"]},
         "outbox_lag_p99_s": at_most("outbox_lag_p99_s", st["outbox_lag_p99_s"]),
         "memory_kib_per_game": {"value": mem["kib_per_game"], "target": "reported",
                                 "met": None},
