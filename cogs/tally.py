@@ -151,10 +151,11 @@ class LiveTallies:
         key = message_key(tally.number)
         embed = tally_message_embed(tally, info.language)
         message_id = info.live_messages.get(key)
-        if message_id is None and not tally.rows:
+        if message_id is None and not tally.rows and not tally.checkin:
             # Nothing to show yet: the day's announcement says when it closes, and the
             # first vote posts the count (a phase change costs one message less, issue
-            # 30); a day nobody voted in has its result in the next announcement.
+            # 30); a day nobody voted in has its result in the next announcement. Day
+            # 0's check-in list opens at once: it names who has still to check in.
             return
         if message_id is not None:
             wait = self._last.get(message_id, -math.inf) + self.interval - _now()

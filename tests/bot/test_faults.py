@@ -113,7 +113,7 @@ def no_repeats(h: Harness, *channels: int) -> None:
 def expected_posts(entries: list[Outbox], lang: str = "ru") -> list[str]:
     """The game channel, as the outbox entries say it should read, in ordinal order (a
     day's live vote count where its first vote opened it, as its latest entry says it
-    reads now)."""
+    reads now; day 0's check-in list from its first entry)."""
     from cogs.tally import TALLY_KIND, tally_message_embed
     from core.visibility import LiveTally
 
@@ -128,7 +128,8 @@ def expected_posts(entries: list[Outbox], lang: str = "ru") -> list[str]:
         if row.kind == TALLY_KIND:  # posted by the first count with a vote in it
             payload = json.loads(row.payload)
             key = payload["coalesce"]
-            if key not in opened and payload["tally"]["rows"]:
+            if key not in opened and (payload["tally"]["rows"]
+                                      or payload["tally"].get("checkin")):
                 opened.add(key)
                 count = LiveTally.model_validate(latest[key])
                 out.append(tally_message_embed(count, lang).description or "")
