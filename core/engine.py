@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import assert_never
+from typing import TypeAlias, assert_never
 
 from core import commands as c
 from core import guards
@@ -574,10 +574,35 @@ def _thank(ctx: Ctx, cmd: c.Thank) -> None:
 
 MAX_STANDBY = guards.MAX_STANDBY
 
+# The command union in three groups, each with its own exhaustive match: a command left
+# out of every group fails `_dispatch`'s assert_never, one left out of its group's match
+# fails that match's assert_never (mypy checks both).
+_Lobby: TypeAlias = (
+    c.Join | c.Leave | c.Configure | c.SetOptions | c.Start | c.Cancel | c.Spectate | c.Standby)
+_Move: TypeAlias = (
+    c.CheckIn | c.Vote | c.Unvote | c.NightOrder | c.Share | c.Away | c.OccultExclude
+    | c.Buy | c.Cast | c.Anon | c.Whisper | c.Reveal | c.Thank)
+_Table: TypeAlias = (
+    c.Advance | c.Remind | c.Extend | c.Kick | c.Replace | c.Host | c.Sight | c.Bonus)
+
+
 def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
-    """Hand a command to its rule: one exhaustive match over the command union, so mypy
-    follows each command into its handler and a command left out fails type checking.
-    The command's guard (core.guards) has spoken before (`apply`, `apply_in_place`)."""
+    """Hand a command to its rule: exhaustive over the command union (by group, then
+    within the group), so mypy follows each command into its handler and a command left
+    out fails type checking. The command's guard (core.guards) has spoken before
+    (`apply`, `apply_in_place`)."""
+    if isinstance(cmd, _Lobby):
+        _dispatch_lobby(ctx, cmd)
+    elif isinstance(cmd, _Move):
+        _dispatch_move(ctx, cmd)
+    elif isinstance(cmd, _Table):
+        _dispatch_table(ctx, cmd)
+    else:
+        assert_never(cmd)
+
+
+def _dispatch_lobby(ctx: Ctx, cmd: _Lobby) -> None:
+    """Sign-up, setup and the seats around the table: joining, leaving, watching."""
     match cmd:
         case c.Join():
             _join(ctx, cmd)
@@ -585,12 +610,23 @@ def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
             _leave(ctx, cmd)
         case c.Configure():
             _configure(ctx, cmd)
+        case c.SetOptions():
+            _options(ctx, cmd)
         case c.Start():
             _start(ctx, cmd)
         case c.Cancel():
             _cancel(ctx, cmd)
-        case c.SetOptions():
-            _options(ctx, cmd)
+        case c.Spectate():
+            _spectate(ctx, cmd)
+        case c.Standby():
+            _standby(ctx, cmd)
+        case _:
+            assert_never(cmd)
+
+
+def _dispatch_move(ctx: Ctx, cmd: _Move) -> None:
+    """A player's own moves: votes, night orders, shop, spells, posts, thanks."""
+    match cmd:
         case c.CheckIn():
             _checkin(ctx, cmd)
         case c.Vote():
@@ -605,24 +641,6 @@ def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
             _away(ctx, cmd)
         case c.OccultExclude():
             _occult(ctx, cmd)
-        case c.Advance():
-            _advance(ctx, cmd)
-        case c.Remind():
-            _remind(ctx, cmd)
-        case c.Extend():
-            _extend(ctx, cmd)
-        case c.Kick():
-            _kick(ctx, cmd)
-        case c.Replace():
-            _replace(ctx, cmd)
-        case c.Standby():
-            _standby(ctx, cmd)
-        case c.Spectate():
-            _spectate(ctx, cmd)
-        case c.Bonus():
-            _bonus(ctx, cmd)
-        case c.Thank():
-            _thank(ctx, cmd)
         case c.Buy():
             _buy(ctx, cmd)
         case c.Cast():
@@ -633,10 +651,31 @@ def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
             _whisper(ctx, cmd)
         case c.Reveal():
             _reveal(ctx, cmd)
+        case c.Thank():
+            _thank(ctx, cmd)
+        case _:
+            assert_never(cmd)
+
+
+def _dispatch_table(ctx: Ctx, cmd: _Table) -> None:
+    """The master's and the scheduler's hand on the game, and what Discord showed."""
+    match cmd:
+        case c.Advance():
+            _advance(ctx, cmd)
+        case c.Remind():
+            _remind(ctx, cmd)
+        case c.Extend():
+            _extend(ctx, cmd)
+        case c.Kick():
+            _kick(ctx, cmd)
+        case c.Replace():
+            _replace(ctx, cmd)
         case c.Host():
             _host(ctx, cmd)
         case c.Sight():
             _sight(ctx, cmd)
+        case c.Bonus():
+            _bonus(ctx, cmd)
         case _:
             assert_never(cmd)
 
