@@ -121,22 +121,7 @@ class OutboxWorker:
         and those it consumed are marked delivered together. `owns` (default: the
         service's) limits the worker to games of the guilds this process serves:
         shards sharing one database never deliver (or reorder) each other's entries.
-
-        `lane` sorts entries into `lanes` lanes (0: public announcements, then private
-        pushes, ..., see cogs/delivery.py): each game's lanes are served separately,
-        each in strict ordinal order. The `max_concurrent` slots are split between the
-        lanes by `weights` (core/storage/turns.py): the urgent lane gets the largest
-        pool, but every lane has its own, which no other lane's work can hold, so no
-        lane starves (the request budget shares Discord's global limit by the same
-        kind of weights); within a lane, games take turns (longest waiter first).
-
-        An entry delivered more than `late_after` seconds after its commit is logged and
-        counted (`late`, per lane); every `health_interval` seconds the worker logs each
-        lane's backlog and the age of its oldest entry (`names` name the lanes).
-
-        Every `prune_interval` seconds, delivered entries older than `retention` are
-        deleted (None: kept forever); pending and parked ones stay. Nothing reads a
-        delivered entry again: the archive and replays read the command log."""
+        Lanes: `_setup_lanes`; lateness, health log and pruning: `_setup_watch`."""
         self._deliver = deliver
         self._deliver_batch = deliver_batch
         self._batch_size = max(1, batch_size) if deliver_batch is not None else 1
@@ -153,6 +138,29 @@ class OutboxWorker:
         # (game, lane) pairs a scan found due while they were being served: their task
         # asks for a rescan when it ends (the others need none: a commit wakes the scan)
         self._skipped: set[tuple[int, int]] = set()
+        self._setup_lanes(lane, lanes, max_concurrent, weights, names)
+        self._setup_watch(late_after, health_interval, retention, prune_interval)
+        self.delivered = 0
+        self.parked = 0
+        self.superseded = 0  # coalesced entries dropped unsent
+        self._started = now()
+        self._owns = owns if owns is not None or service is None else service.owns
+        self._service = service
+        if service is not None:
+            service.outbox_listeners.append(self.wake)
+
+    def _setup_lanes(
+        self, lane: Callable[[OutboxEntry], int] | None, lanes: int, max_concurrent: int,
+        weights: Sequence[float] | None, names: Sequence[str] | None,
+    ) -> None:
+        """`lane` sorts entries into `lanes` lanes (0: public announcements, then private
+        pushes, ..., see cogs/delivery.py): each game's lanes are served separately,
+        each in strict ordinal order. The `max_concurrent` slots are split between the
+        lanes by `weights` (core/storage/turns.py): the urgent lane gets the largest
+        pool, but every lane has its own, which no other lane's work can hold, so no
+        lane starves (the request budget shares Discord's global limit by the same
+        kind of weights); within a lane, games take turns (longest waiter first).
+        `names` name the lanes in the health log."""
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
         # each lane its own slots, sized by weight: a lane whose deliveries wait long
@@ -160,6 +168,18 @@ class OutboxWorker:
         self._slots = [FairSlots(n) for n in shares(
             max_concurrent, list(weights or [1.0] * self._lanes))]
         self._names = list(names or [str(i) for i in range(self._lanes)])
+
+    def _setup_watch(
+        self, late_after: float, health_interval: float, retention: timedelta | None,
+        prune_interval: float,
+    ) -> None:
+        """An entry delivered more than `late_after` seconds after its commit is logged
+        and counted (`late`, per lane); every `health_interval` seconds the worker logs
+        each lane's backlog and the age of its oldest entry.
+
+        Every `prune_interval` seconds, delivered entries older than `retention` are
+        deleted (None: kept forever); pending and parked ones stay. Nothing reads a
+        delivered entry again: the archive and replays read the command log."""
         self._late_after = late_after
         self._health_interval = health_interval
         self._health_at: datetime | None = None
@@ -170,14 +190,6 @@ class OutboxWorker:
         #: per lane: entries delivered later than `late_after`, and the longest wait seen
         self.late = [0] * self._lanes
         self.worst = [0.0] * self._lanes
-        self.delivered = 0
-        self.parked = 0
-        self.superseded = 0  # coalesced entries dropped unsent
-        self._started = now()
-        self._owns = owns if owns is not None or service is None else service.owns
-        self._service = service
-        if service is not None:
-            service.outbox_listeners.append(self.wake)
 
     async def start(self) -> None:
         """Run in the background; anything left pending by a previous run is resumed."""
