@@ -365,7 +365,27 @@ class Delivery:
         stops the team events after it, not the game channel's announcements (the error
         is raised at the end, so it is charged to the entry that failed)."""
         info = await self.service.info(run[0].game_id)
-        lang = info.language
+        public, failed = await self._run_private(info, run)
+        signup = [x for x, e in public
+                  if e.kind in SIGNUP_EVENTS or e.kind is EventKind.GAME_STARTED]
+        if signup and not all(self._did(x, "signup") for x in signup):
+            await self.refresh_signup(info, signup[0])
+            self._mark(signup, "signup")
+        await self._run_public(info, public)
+        closing = [x for x, e in public if e.kind in (EventKind.GAME_OVER, EventKind.CANCELLED)]
+        if closing and not all(self._did(x, "close") for x in closing):
+            await self._closing(closing[0])
+            await self.close_channels(info)
+            self._mark(closing, "close")
+        if failed is not None:
+            raise failed
+        done = {e.ordinal for e in run}
+        self._done = {k for k in self._done if k[0] != info.id or k[1] not in done}
+
+    async def _run_private(self, info: GameInfo, run: list[OutboxEntry]
+                           ) -> tuple[list[tuple[OutboxEntry, Event]], Exception | None]:
+        """A run's private events delivered in order (the first failure stops the rest of
+        them, and is returned); its public ones returned for the game channel."""
         public: list[tuple[OutboxEntry, Event]] = []
         failed: Exception | None = None
         for entry in run:
@@ -380,46 +400,38 @@ class Delivery:
                     failed = exc
                     continue
                 self._mark([entry], "team")
-        kinds = {e.kind for _, e in public}
-        signup = [x for x, e in public
-                  if e.kind in SIGNUP_EVENTS or e.kind is EventKind.GAME_STARTED]
-        if signup and not all(self._did(x, "signup") for x in signup):
-            await self.refresh_signup(info, signup[0])
-            self._mark(signup, "signup")
+        return public, failed
+
+    async def _run_public(self, info: GameInfo, public: list[tuple[OutboxEntry, Event]]
+                          ) -> None:
+        """A run's announcements not posted yet, merged into as few messages as fit, with
+        the day's vote menu (or the role button) on the last."""
+        lang = info.language
         todo = [(x, e) for x, e in public
                 if e.kind not in SIGNUP_EVENTS and not self._did(x, "post")]
-        shown = [e for _, e in todo]
-        if shown:
-            view: discord.ui.View | None = None
-            phase = next((e for e in reversed(shown) if e.kind is EventKind.PHASE_STARTED), None)
-            if phase is not None:
-                living = await self.observe.living(info.id)
-                view = day_view(self.bot, info.id, phase.data["number"]
-                                if phase.data["phase"] == "day" else 0, living, lang)
-            elif EventKind.GAME_STARTED in kinds:
-                view = role_view(info.id, lang)
-            # The end is its own message, pinging the game's role: never folded into the
-            # day's result or the morning that decided it (posted before the role is
-            # deleted with the channels).
-            end = next((i for i, (_, e) in enumerate(todo) if e.kind is EventKind.GAME_OVER),
-                       len(todo))
-            if todo[:end]:
-                ping = await self.places.ping(info) if phase is not None else {}
-                await self._post_pieces(self._channel(info.channel_id), todo[:end], lang,
-                                        view, game=info, **ping)
-            if todo[end:]:
-                ping = await self.places.ping(info, make=False)
-                await self._post_pieces(self._channel(info.channel_id), todo[end:], lang,
-                                        None, game=info, **ping)
-        closing = [x for x, e in public if e.kind in (EventKind.GAME_OVER, EventKind.CANCELLED)]
-        if closing and not all(self._did(x, "close") for x in closing):
-            await self._closing(closing[0])
-            await self.close_channels(info)
-            self._mark(closing, "close")
-        if failed is not None:
-            raise failed
-        done = {e.ordinal for e in run}
-        self._done = {k for k in self._done if k[0] != info.id or k[1] not in done}
+        if not todo:
+            return
+        view: discord.ui.View | None = None
+        phase = next((e for _, e in reversed(todo) if e.kind is EventKind.PHASE_STARTED), None)
+        if phase is not None:
+            living = await self.observe.living(info.id)
+            view = day_view(self.bot, info.id, phase.data["number"]
+                            if phase.data["phase"] == "day" else 0, living, lang)
+        elif any(e.kind is EventKind.GAME_STARTED for _, e in public):
+            view = role_view(info.id, lang)
+        # The end is its own message, pinging the game's role: never folded into the
+        # day's result or the morning that decided it (posted before the role is
+        # deleted with the channels).
+        end = next((i for i, (_, e) in enumerate(todo) if e.kind is EventKind.GAME_OVER),
+                   len(todo))
+        if todo[:end]:
+            ping = await self.places.ping(info) if phase is not None else {}
+            await self._post_pieces(self._channel(info.channel_id), todo[:end], lang,
+                                    view, game=info, **ping)
+        if todo[end:]:
+            ping = await self.places.ping(info, make=False)
+            await self._post_pieces(self._channel(info.channel_id), todo[end:], lang,
+                                    None, game=info, **ping)
 
     async def _deliver(self, entry: OutboxEntry) -> None:
         info = await self.service.info(entry.game_id)

@@ -356,7 +356,6 @@ MAX_FUNCTION_LINES = 60
 LONG_FUNCTIONS = {
     "core.engine._dispatch",         # guards (one guard per command)
     "core.storage.outbox.OutboxWorker.__init__",  # delivery
-    "cogs.delivery.Delivery._deliver_run",  # delivery
 }
 
 
