@@ -30,15 +30,19 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from archive.build import attachments
-from core.archive import NotFinished, team_channel_readers
 from core.events import Event, EventKind
 from core.i18n import t
 from core.narrate import team_name
 from core.settings import Settings
+from core.storage.observer import (
+    EVENT_KIND,
+    DiscordPatch,
+    GameInfo,
+    GameService,
+    NotFinished,
+    Observer,
+)
 from core.storage.outbox import OutboxEntry, RetryAfter
-from core.storage.service import EVENT_KIND, DiscordPatch, GameInfo, GameService
-from core.views import channel_access, lobby_view
-from core.visibility import living_choices
 from core.vocabulary import Team
 
 from . import ratelimits
@@ -181,6 +185,11 @@ class Delivery:
     @property
     def service(self) -> GameService:
         return self.bot.service
+
+    @property
+    def observe(self) -> Observer:
+        """The game as the Discord layer may read it (core/storage/observer.py)."""
+        return self.bot.observe
 
     async def deliver(self, entry: OutboxEntry) -> None:
         wait = self._desk_wait(entry)
@@ -356,7 +365,27 @@ class Delivery:
         stops the team events after it, not the game channel's announcements (the error
         is raised at the end, so it is charged to the entry that failed)."""
         info = await self.service.info(run[0].game_id)
-        lang = info.language
+        public, failed = await self._run_private(info, run)
+        signup = [x for x, e in public
+                  if e.kind in SIGNUP_EVENTS or e.kind is EventKind.GAME_STARTED]
+        if signup and not all(self._did(x, "signup") for x in signup):
+            await self.refresh_signup(info, signup[0])
+            self._mark(signup, "signup")
+        await self._run_public(info, public)
+        closing = [x for x, e in public if e.kind in (EventKind.GAME_OVER, EventKind.CANCELLED)]
+        if closing and not all(self._did(x, "close") for x in closing):
+            await self._closing(closing[0])
+            await self.close_channels(info)
+            self._mark(closing, "close")
+        if failed is not None:
+            raise failed
+        done = {e.ordinal for e in run}
+        self._done = {k for k in self._done if k[0] != info.id or k[1] not in done}
+
+    async def _run_private(self, info: GameInfo, run: list[OutboxEntry]
+                           ) -> tuple[list[tuple[OutboxEntry, Event]], Exception | None]:
+        """A run's private events delivered in order (the first failure stops the rest of
+        them, and is returned); its public ones returned for the game channel."""
         public: list[tuple[OutboxEntry, Event]] = []
         failed: Exception | None = None
         for entry in run:
@@ -371,47 +400,38 @@ class Delivery:
                     failed = exc
                     continue
                 self._mark([entry], "team")
-        kinds = {e.kind for _, e in public}
-        signup = [x for x, e in public
-                  if e.kind in SIGNUP_EVENTS or e.kind is EventKind.GAME_STARTED]
-        if signup and not all(self._did(x, "signup") for x in signup):
-            await self.refresh_signup(info, signup[0])
-            self._mark(signup, "signup")
+        return public, failed
+
+    async def _run_public(self, info: GameInfo, public: list[tuple[OutboxEntry, Event]]
+                          ) -> None:
+        """A run's announcements not posted yet, merged into as few messages as fit, with
+        the day's vote menu (or the role button) on the last."""
+        lang = info.language
         todo = [(x, e) for x, e in public
                 if e.kind not in SIGNUP_EVENTS and not self._did(x, "post")]
-        shown = [e for _, e in todo]
-        if shown:
-            view: discord.ui.View | None = None
-            phase = next((e for e in reversed(shown) if e.kind is EventKind.PHASE_STARTED), None)
-            if phase is not None:
-                state = await self.service.state(info.id)
-                living = living_choices(state)
-                view = day_view(self.bot, info.id, phase.data["number"]
-                                if phase.data["phase"] == "day" else 0, living, lang)
-            elif EventKind.GAME_STARTED in kinds:
-                view = role_view(info.id, lang)
-            # The end is its own message, pinging the game's role: never folded into the
-            # day's result or the morning that decided it (posted before the role is
-            # deleted with the channels).
-            end = next((i for i, (_, e) in enumerate(todo) if e.kind is EventKind.GAME_OVER),
-                       len(todo))
-            if todo[:end]:
-                ping = await self.places.ping(info) if phase is not None else {}
-                await self._post_pieces(self._channel(info.channel_id), todo[:end], lang,
-                                        view, game=info, **ping)
-            if todo[end:]:
-                ping = await self.places.ping(info, make=False)
-                await self._post_pieces(self._channel(info.channel_id), todo[end:], lang,
-                                        None, game=info, **ping)
-        closing = [x for x, e in public if e.kind in (EventKind.GAME_OVER, EventKind.CANCELLED)]
-        if closing and not all(self._did(x, "close") for x in closing):
-            await self._closing(closing[0])
-            await self.close_channels(info)
-            self._mark(closing, "close")
-        if failed is not None:
-            raise failed
-        done = {e.ordinal for e in run}
-        self._done = {k for k in self._done if k[0] != info.id or k[1] not in done}
+        if not todo:
+            return
+        view: discord.ui.View | None = None
+        phase = next((e for _, e in reversed(todo) if e.kind is EventKind.PHASE_STARTED), None)
+        if phase is not None:
+            living = await self.observe.living(info.id)
+            view = day_view(self.bot, info.id, phase.data["number"]
+                            if phase.data["phase"] == "day" else 0, living, lang)
+        elif any(e.kind is EventKind.GAME_STARTED for _, e in public):
+            view = role_view(info.id, lang)
+        # The end is its own message, pinging the game's role: never folded into the
+        # day's result or the morning that decided it (posted before the role is
+        # deleted with the channels).
+        end = next((i for i, (_, e) in enumerate(todo) if e.kind is EventKind.GAME_OVER),
+                   len(todo))
+        if todo[:end]:
+            ping = await self.places.ping(info) if phase is not None else {}
+            await self._post_pieces(self._channel(info.channel_id), todo[:end], lang,
+                                    view, game=info, **ping)
+        if todo[end:]:
+            ping = await self.places.ping(info, make=False)
+            await self._post_pieces(self._channel(info.channel_id), todo[end:], lang,
+                                    None, game=info, **ping)
 
     async def _deliver(self, entry: OutboxEntry) -> None:
         info = await self.service.info(entry.game_id)
@@ -481,8 +501,7 @@ class Delivery:
             await self.refresh_signup(info, entry)
             view = role_view(info.id, lang)
         elif event.kind is EventKind.PHASE_STARTED:
-            state = await self.service.state(info.id)
-            living = living_choices(state)
+            living = await self.observe.living(info.id)
             view = day_view(self.bot, info.id,
                             event.data["number"] if event.data["phase"] == "day" else 0,
                             living, lang)
@@ -509,7 +528,7 @@ class Delivery:
             return
         from .ui.components import signup_view
 
-        signup = lobby_view(await self.service.state(info.id))
+        signup = await self.observe.lobby(info.id)
         view = signup_view(info.id, info.language) if not signup.started else None
         sent = await post(self._channel(info.channel_id), entry_key(entry),
                           embeds=[signup_embed(signup, info.language)], view=view)
@@ -524,7 +543,7 @@ class Delivery:
             info = await self.service.info(info.id)  # posted meanwhile?
             if info.signup_message_id is None:
                 return  # never posted (parked: the master was told)
-        signup = lobby_view(await self.service.state(info.id))
+        signup = await self.observe.lobby(info.id)
         message = self._channel(info.channel_id).get_partial_message(  # type: ignore[attr-defined]
             info.signup_message_id)
         from .ui.components import signup_view
@@ -548,7 +567,7 @@ class Delivery:
         if guild is not None and guild.get_channel(channel_id) is None:
             # deleted by someone mid-game: the team still needs its channel
             log.warning("game %s: channel of %s is gone; opening it again", info.id, team)
-            members, writers = channel_access(await self.service.state(info.id), team)
+            members, writers = await self.observe.channel_access(info.id, team)
             await self.ensure_team_channel(info, team, members, writers, entry)
             channel_id = (await self.service.info(info.id)).private_channels[team]
         ping: dict[str, Any] = {}
@@ -622,8 +641,7 @@ class Delivery:
                                newcomers: list[int], entry: OutboxEntry) -> None:
         """The graveyard greets each player who joins it, with a ping of just them (the
         master, reading along by an option, is not a newcomer to greet)."""
-        state = await self.service.state(info.id)
-        dead = [u for u in newcomers if (p := state.player(u)) is not None and not p.alive]
+        dead = await self.observe.dead_among(info.id, newcomers)
         # each newcomer is addressed in his own language: one greeting per language
         langs: dict[str, list[int]] = {}
         for uid in dead:
@@ -670,7 +688,7 @@ class Delivery:
     async def close_channels(self, info: GameInfo) -> None:
         """After the game: private channels become read-only archives, or are removed."""
         current = await self.service.info(info.id)
-        state = await self.service.state(info.id)
+        archive = await self.observe.archive_channels(info.id)
         guild = self._guild(current)
         for team, channel_id in current.private_channels.items():
             if is_place_key(team):
@@ -678,20 +696,20 @@ class Delivery:
             channel = guild.get_channel(channel_id)
             if not isinstance(channel, discord.TextChannel):
                 continue
-            if state.options.archive_channels:
+            if archive:
                 members = [o.id for o in channel.overwrites
                            if not isinstance(o, discord.Role) and o.id != guild.me.id]
-                readers = team_channel_readers(state, team, members)
+                readers = await self.observe.team_channel_readers(info.id, team, members)
                 await channel.edit(overwrites=self.overwrites(guild, readers, []))
             else:
                 await channel.delete(reason=t("channel.closed_reason", current.language))
                 self.bot.private_index.pop(channel_id, None)
             log.info("game %s: closed %s", info.id, team)
-        if not state.options.archive_channels and current.category_id:
+        if not archive and current.category_id:
             category = guild.get_channel(current.category_id)
             if category is not None:
                 await category.delete()
-        await self.places.close(current, state.options.archive_channels)
+        await self.places.close(current, archive)
 
     # --- failures ------------------------------------------------------------------------
     async def parked(self, entry: OutboxEntry, error: str) -> None:

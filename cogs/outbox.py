@@ -14,8 +14,8 @@ import logging
 
 from discord.ext import commands
 
-from core.places import outbox_rows
 from core.storage.budget import RateBudget
+from core.storage.observer import bundle_places
 from core.storage.outbox import OutboxWorker
 
 from . import sharedbudget
@@ -33,8 +33,7 @@ def wire(bot: MafiaBot) -> None:
     if getattr(bot, "outbox", None) is not None:
         return
     bot.service.route = route
-    if outbox_rows not in bot.service.bundlers:  # private places, the ping role
-        bot.service.bundlers.append(outbox_rows)
+    bundle_places(bot.service)  # private places, the ping role
     if getattr(bot, "budget", None) is None:  # bot.py makes it; a bare bot has none
         bot.budget = RateBudget()
     bot.budgeted = install(bot, bot.budget)

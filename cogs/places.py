@@ -25,18 +25,16 @@ import discord
 
 from core.events import Event, EventKind
 from core.i18n import t
-from core.places import (
+from core.storage.observer import (
     PING_KIND,
     PLACE_KIND,
     SILENCE_KIND,
-    ping_members,
-    seat_holder,
-    seats,
-    stale,
+    DiscordPatch,
+    GameInfo,
+    GameService,
 )
 from core.storage.outbox import OutboxEntry
-from core.storage.service import DiscordPatch, GameInfo, GameService
-from core.visibility import Card, card
+from core.visibility import Card
 
 from .ui.markup import only_role, only_users, user_text
 from .ui.render import card_embed, event_embed
@@ -186,8 +184,8 @@ class Places:
             log.warning("game %s: the ping role is gone; making it again", info.id)
             await self._patch(info, ROLE_KEY, None)
             role_id = await self.ensure_role(info)
-            state = await self.service.state(info.id)
-            await self._member_roles(info, role_id, sorted(ping_members(state)), [], reason)
+            members = await self.bot.observe.ping_members(info.id)
+            await self._member_roles(info, role_id, sorted(members), [], reason)
 
     async def _member_roles(self, info: GameInfo, role_id: int, add: list[int],
                             remove: list[int], reason: str) -> None:
@@ -301,27 +299,24 @@ class Places:
         if key in self._sent:
             return
         payload = entry.payload
-        state = await self.service.state(info.id)
         seat = int(payload["seat"])
-        holder = seat_holder(state, seat)
-        if holder is None:
+        # a reminder whose reason is gone by now (he voted meanwhile) is not sent late
+        news = await self.bot.observe.seat_news(
+            info.id, seat, [Event.model_validate(e) for e in payload.get("events", [])])
+        if news is None:
             return
+        holder, events, mine = news
         thread_id, opened = await self.ensure_place(info, seat, holder)
         for uid in payload.get("remove", []):
             await self._let_out(thread_id, uid)
         for uid in payload.get("add", []):
             await self._let_in(thread_id, uid)
-        # a reminder whose reason is gone by now (he voted meanwhile) is not sent late
-        events = [e for e in (Event.model_validate(e) for e in payload.get("events", []))
-                  if not stale(state, e, holder)]
         if not events:
             self._sent.add(key)
             return
         # his language, not the game's (the public posts keep that): read now, so a
         # switch of his client applies to every push after it
         lang = await self.service.readers.language(info.id, holder, info.language)
-        dealt = any(e.kind is EventKind.ROLE_DEALT for e in events)
-        mine = card(state, holder) if dealt else None
         embeds = [self._embed(e, mine, lang) for e in events]
         # a reference unique to this push: how `_seen` recognises it after a crash
         embeds[-1].set_footer(text=t("places.footer", lang, title=info.title[:80],
@@ -393,8 +388,7 @@ class Places:
             with contextlib.suppress(discord.NotFound):  # an admin deleted it already
                 await self.bot.http.delete_role(info.guild_id, role_id, reason=reason)
             await self._patch(info, ROLE_KEY, None)
-        state = await self.service.state(info.id)
-        for seat in range(len(seats(state))):
+        for seat in range(await self.bot.observe.seat_count(info.id)):
             thread_id = current.private_channels.get(place_key(seat))
             if thread_id is None:
                 continue

@@ -14,17 +14,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from core import access, desk, places, views
 from core.access import ChannelKind as ChannelKind
 from core.access import Sight as Sight
 from core.access import game_place_refusal as game_place_refusal
+from core.archive import NotFinished as NotFinished
 from core.archive import team_channel_readers
 from core.balance import Job, job_for
 from core.commands import Command
-from core.events import Event
+from core.events import Event, EventKind
 from core.guide import Guide, guide
+from core.places import PING_KIND as PING_KIND
+from core.places import PLACE_KIND as PLACE_KIND
+from core.places import SILENCE_KIND as SILENCE_KIND
+from core.places import outbox_rows
 from core.state import GameState
+from core.storage.service import EVENT_KIND as EVENT_KIND
 from core.storage.service import Applied
 from core.storage.service import DiscordPatch as DiscordPatch
 from core.storage.service import GameInfo as GameInfo
@@ -34,6 +41,21 @@ from core.views import LobbyView, ShopView
 from core.visibility import Card, PublicView, card, living_choices, public_view
 
 History = list[tuple[int, Command, list[Event]]]
+
+
+def bundle_places(service: GameService) -> None:
+    """Have every command also write the outbox rows of the players' private places and
+    the game's ping role (core.places decides them, in the command's transaction)."""
+    if outbox_rows not in service.bundlers:
+        service.bundlers.append(outbox_rows)
+
+
+class SeatNews(NamedTuple):
+    """A seat's push as its holder may read it now (one read of the game)."""
+
+    holder: int
+    events: list[Event]  # those whose reason still holds (core.places.stale)
+    card: Card | None  # his whole card, when a role was dealt among them
 
 
 class Outcome:
@@ -217,6 +239,16 @@ class Observer:
         is not sent late: core.places.stale)."""
         state = await self._state(game_id)
         return [e for e in events if not places.stale(state, e, uid)]
+
+    async def seat_news(self, game_id: int, seat: int, events: list[Event]) -> SeatNews | None:
+        """What a push to `seat` still tells its holder (None: nobody holds it now)."""
+        state = await self._state(game_id)
+        holder = places.seat_holder(state, seat)
+        if holder is None:
+            return None
+        fresh = [e for e in events if not places.stale(state, e, holder)]
+        dealt = any(e.kind is EventKind.ROLE_DEALT for e in fresh)
+        return SeatNews(holder, fresh, card(state, holder) if dealt else None)
 
     async def team_channel_readers(self, game_id: int, team: str, members: list[int]
                                    ) -> list[int]:

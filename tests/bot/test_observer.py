@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, get_type_hints
 
+from core.events import Event, EventKind
 from core.state import GameState
 from core.storage.observer import Observer, Outcome
 from tests.bot.helpers import confirmed, day_one
@@ -74,3 +75,23 @@ async def test_an_unknown_name_in_an_option_is_refused_and_changes_nothing(
     res = await t.do(t.master, "master kick", player="Nobody at all")
     assert res.ephemeral and res.text == "No player called “Nobody at all” in this game."
     assert (await t.state()).model_dump_json() == before
+
+
+async def test_a_seats_news_is_what_its_holder_may_still_read_in_one_look(h: Harness) -> None:
+    """cogs/places.py's push asks once: the seat's holder, the news whose reason holds
+    (a reminder of a phase long gone is dropped) and his card only when a role is dealt."""
+    t = await day_one(h)
+    state = await t.state()
+    holder = state.players[2].uid
+    observe = t.bot.observe
+    gone = Event(kind=EventKind.REMINDER, data={"what": "vote", "number": 99})
+    dealt = Event(kind=EventKind.ROLE_DEALT)
+    calls = counting(t.bot, ("state",))
+    news = await observe.seat_news(t.game_id, 2, [gone])
+    assert calls == {"state": 1}
+    assert news is not None and news.holder == holder
+    assert news.events == [] and news.card is None
+    news = await observe.seat_news(t.game_id, 2, [gone, dealt])
+    assert news is not None and news.events == [dealt]
+    assert news.card == await observe.card(t.game_id, holder)
+    assert await observe.seat_news(t.game_id, len(state.players), [dealt]) is None
