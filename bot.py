@@ -24,15 +24,15 @@ from discord.ext import commands
 
 from cogs.utils import bot as shared
 from cogs.utils.errors import send_error
-from core.access import GameLimits
-from core.errors import ErrorCode, RuleError
-from core.i18n import normalize_locale, t
+from core.game.access import GameLimits
+from core.game.errors import ErrorCode, RuleError
 from core.settings import ConfigError, Settings, database_config
 from core.storage.budget import RateBudget
 from core.storage.db import close_db, init_db
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameService
 from core.storage.sharding import guild_filter
+from core.text.i18n import normalize_locale, t
 
 log = logging.getLogger("mafia")
 

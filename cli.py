@@ -10,8 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from core.events import EventKind
-from core.i18n import normalize_locale, t
+from core.game.events import EventKind
+from core.text.i18n import normalize_locale, t
 
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 
@@ -97,10 +97,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def simulate(args: argparse.Namespace) -> int:
-    from core.desk import DESK_ONLY
-    from core.narrate import describe, plain, team_name
-    from core.sim import Played, play, win_rates
-    from core.state import Options
+    from core.game.state import Options
+    from core.play.sim import Played, play, win_rates
+    from core.sight.desk import DESK_ONLY
+    from core.sight.narrate import describe, plain, team_name
 
     lang = normalize_locale(args.lang)
     modules = {m.strip() for m in args.modules.split(",") if m.strip()}
@@ -152,12 +152,12 @@ def simulate(args: argparse.Namespace) -> int:
 
 def estimate_setup(args: argparse.Namespace, options: object, lang: str) -> int:
     """`simulate --setup`: the balance estimate the master sees at /game setup."""
-    from core.balance import estimate, report, seats
-    from core.balance import simulate as simulate_setup
-    from core.errors import RuleError
-    from core.narrate import plain
-    from core.rules.setup import check_written
-    from core.state import Options
+    from core.game.errors import RuleError
+    from core.game.rules.setup import check_written
+    from core.game.state import Options
+    from core.play.balance import estimate, report, seats
+    from core.play.balance import simulate as simulate_setup
+    from core.sight.narrate import plain
 
     assert isinstance(options, Options)
     try:
@@ -197,8 +197,8 @@ def archive(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from archive.build import archive_file
-    from core.archive import NotFinished
     from core.settings import ConfigError
+    from core.sight.record import NotFinished
     from core.storage.archive import finished_input
     from core.storage.db import close_db, init_db
     from core.storage.service import GameNotFound, GameService

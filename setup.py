@@ -3,7 +3,7 @@
 The message catalogues live in data/locales/ of the checkout (where translators and the
 other engineers edit them) and ship inside the `core` package of the wheel, as
 core/locales/, so an installed bot finds them through importlib.resources
-(core/i18n.py, docs/layout.md). pyproject's [tool.setuptools] cannot combine `find`
+(core/text/i18n.py, docs/layout.md). pyproject's [tool.setuptools] cannot combine `find`
 with an extra mapped package, hence this file. bench/ and tests/ are not shipped.
 """
 

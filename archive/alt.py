@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.i18n import t
-from core.timeline import DayTimeline
+from core.sight.timeline import DayTimeline
+from core.text.i18n import t
 
 #: Discord's limit on an attachment's description.
 LIMIT = 1024

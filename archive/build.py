@@ -12,7 +12,8 @@ import re
 import threading
 from typing import Any, NamedTuple
 
-from core.archive import (
+from core.game.state import GameState
+from core.sight.record import (
     FILES_KIND_ARCHIVE,
     FILES_KIND_TIMELINE,
     LogRow,
@@ -20,7 +21,6 @@ from core.archive import (
     names_of,
     timeline_of,
 )
-from core.state import GameState
 from core.storage.archive import finished_input, initial_and_log
 from core.storage.service import GameService
 

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from core.archive import GameRecord, PayLine, PlayerRow, Secret
-from core.desk import DESK_ONLY, desk_text
-from core.events import Event
-from core.i18n import has_key, t
-from core.narrate import describe, item_name, role_name, team_name, votes
-from core.rules.items import ware
-from core.team import Team
-from core.timeline import DayTimeline
+from core.game.events import Event
+from core.game.rules.items import ware
+from core.game.team import Team
+from core.sight.desk import DESK_ONLY, desk_text
+from core.sight.narrate import describe, item_name, role_name, team_name, votes
+from core.sight.record import GameRecord, PayLine, PlayerRow, Secret
+from core.sight.timeline import DayTimeline
+from core.text.i18n import has_key, t
 
 from .svg import Chart, chart
 from .templating import render_template

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from core.timeline import DayTimeline
+from core.sight.timeline import DayTimeline
 
 
 def ranked(tl: DayTimeline) -> list[int]:

@@ -20,8 +20,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.dates import AutoDateLocator, DateFormatter, date2num
 from matplotlib.figure import Figure
 
-from core.i18n import t
-from core.timeline import DayTimeline
+from core.sight.timeline import DayTimeline
+from core.text.i18n import t
 
 from .layout import ranked, span
 from .palette import SHOWN, style_of

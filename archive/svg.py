@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import ClassVar
 
-from core.i18n import t
-from core.timeline import DayTimeline
+from core.sight.timeline import DayTimeline
+from core.text.i18n import t
 
 from .layout import ranked, span
 from .palette import OKABE_ITO, SHOWN, SVG_DASHES

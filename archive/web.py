@@ -21,11 +21,11 @@ import re
 
 from aiohttp import web
 
-from core.archive import NotFinished
-from core.i18n import normalize_locale, t
+from core.sight.record import NotFinished
 from core.storage.archive import finished_games, finished_input
 from core.storage.db import close_db, init_db
 from core.storage.service import GameNotFound, GameService
+from core.text.i18n import normalize_locale, t
 
 from .build import archive_file
 from .templating import render_template

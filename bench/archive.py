@@ -3,7 +3,7 @@
 Builds a scripted game of `players` players lasting `days` voting days (every
 player votes, changes and withdraws; the nights give orders), then measures
 
-  record    the after-game record (core.archive.build: one replay of the log)
+  record    the after-game record (core.sight.record.build: one replay of the log)
   html      the HTML archive with its inline SVG charts, and its size
   pictures  one vote-timeline PNG per day (matplotlib)
   total     archive + every picture (the target: < 1 s)
@@ -22,12 +22,12 @@ import statistics
 import time
 from typing import Any
 
-from core import commands as c
-from core.archive import LogRow, build, names_of, timeline_of
-from core.engine import apply, create_game
-from core.roles import Role
-from core.sim import EPOCH, MASTER
-from core.state import GameState, Options, PhaseKind
+from core.game import commands as c
+from core.game.engine import apply, create_game
+from core.game.roles import Role
+from core.game.state import GameState, Options, PhaseKind
+from core.play.sim import EPOCH, MASTER
+from core.sight.record import LogRow, build, names_of, timeline_of
 
 TARGET_S = 1.0
 

@@ -26,10 +26,10 @@ from typing import Any
 
 from bench import floor
 from bench.soak import simulate_stored
-from core import commands as c
-from core.engine import legal_targets, night_move
-from core.errors import RuleError
-from core.state import GameState, Options
+from core.game import commands as c
+from core.game.engine import legal_targets, night_move
+from core.game.errors import RuleError
+from core.game.state import GameState, Options
 from core.storage.db import close_db, init_db
 from core.storage.service import GameService
 

@@ -12,8 +12,8 @@ import time
 from typing import Any
 
 from cogs.balance import Estimator
-from core.balance import Job, seats
-from core.state import Options
+from core.game.state import Options
+from core.play.balance import Job, seats
 
 TARGET_S = 10.0
 
@@ -38,7 +38,7 @@ def balance_estimate(players: int = 30, *, smoke: bool = False) -> dict[str, Any
 
 async def _warm(estimator: Estimator, job: Job) -> None:
     loop = asyncio.get_running_loop()
-    from core.balance import run_chunk
+    from core.play.balance import run_chunk
 
     await loop.run_in_executor(estimator.pool(), run_chunk, job, 0, 1)
 

@@ -32,11 +32,11 @@ from typing import Any
 import discord
 
 from bot import MafiaBot, tune_runtime
-from core import commands as c
-from core.engine import legal_targets, night_move
-from core.rules.voting import current_votes
+from core.game import commands as c
+from core.game.engine import legal_targets, night_move
+from core.game.rules.voting import current_votes
+from core.game.state import GameState, Options
 from core.settings import Settings
-from core.state import GameState, Options
 from tests.harness import Harness
 
 EVERYTHING = discord.Permissions(

@@ -1,6 +1,6 @@
 """Engine figures: whole simulated games per second, and night resolution vs players.
 
-Pure core: core.sim's random legal agents through core.engine, no storage.
+Pure core: core.play.sim's random legal agents through core.game.engine, no storage.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import statistics
 import time
 from typing import Any
 
-from core import commands as c
-from core import engine
-from core.rules import night as night_rules
-from core.rules.context import Ctx
-from core.sim import MASTER, Table, play, random_phase
-from core.state import GameState, Options, PhaseKind
+from core.game import commands as c
+from core.game import engine
+from core.game.rules import night as night_rules
+from core.game.rules.context import Ctx
+from core.game.state import GameState, Options, PhaseKind
+from core.play.sim import MASTER, Table, play, random_phase
 
 ALL_MODULES = Options(extra_roles=True, currency=True, shop=True, crypto=True)
 

@@ -40,10 +40,10 @@ from typing import Any
 
 from cogs.places import is_place_key
 from cogs.tally import TALLY_KIND
-from core.engine import legal_targets, night_move
-from core.places import PING_KIND, PLACE_KIND
-from core.roles import Side
-from core.state import PhaseKind
+from core.game.engine import legal_targets, night_move
+from core.game.roles import Side
+from core.game.state import PhaseKind
+from core.sight.places import PING_KIND, PLACE_KIND
 from core.storage.models import Outbox
 
 from .e2e import EVERYTHING, PLAYERS, running_bot

@@ -419,7 +419,7 @@ def table(out: dict[str, Any]) -> str:
         f"); stream/single-row floor = {_f(st['ratio'], 3)} (not the same work: the "
         f"stream batches; against the same writes in the same grouping "
         f"{_f(st['same_work_ratio'], 3)})")
-    add("ENGINE  whole simulated games (core.sim.play, every module on)")
+    add("ENGINE  whole simulated games (core.play.sim.play, every module on)")
     for g in out["engine_games"]:
         add(f"  {g['players']:>2} players   {_f(g['games_per_s'], 2):>8} games/s"
             f"   ({_f(g['commands_per_game'], 0)} commands a game, "

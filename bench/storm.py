@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import MafiaBot, tune_runtime
-from core import commands as c
+from core.game import commands as c
 from core.storage.budget import GLOBAL_LIMIT, RateBudget
 from core.storage.db import background, reader
 from core.storage.models import PENDING, Outbox

@@ -6,8 +6,8 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
 
-from core import commands as c
-from core.vocabulary import Role
+from core.game import commands as c
+from core.sight.vocabulary import Role
 
 from .base import GameCog, ack
 from .ui.text import L, command_kwargs, localized

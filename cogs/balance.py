@@ -1,6 +1,6 @@
 """The balance estimate at /game setup and /game options, off the event loop.
 
-The master's reply says "estimating…" at once; the simulated games (core/balance.py,
+The master's reply says "estimating…" at once; the simulated games (core/play/balance.py,
 pure and CPU-bound) run in worker processes, chunk after chunk, until the time budget
 or the game cap is reached; then the same reply is edited to show the figures, this
 setup's history in the server, and the warning when one side wins more than 70%. The
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import discord
 
-from core.balance import Job, Tally, estimate, report, run_chunk
-from core.i18n import t
-from core.setups import History, history_line, key_of_setup
+from core.play.balance import Job, Tally, estimate, report, run_chunk
+from core.play.setups import History, history_line, key_of_setup
 from core.storage.setups import setup_histories
+from core.text.i18n import t
 
 from .ui.limits import clip
 from .utils.bot import MafiaBot

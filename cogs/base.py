@@ -16,11 +16,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from core import commands as c
-from core.errors import RuleError
-from core.i18n import t
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.sight.visibility import PublicView
 from core.storage.observer import GameInfo, GameService, Observer, Outcome
-from core.visibility import PublicView
+from core.text.i18n import t
 
 from .ui.text import user_lang
 from .utils.actions import command

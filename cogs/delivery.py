@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from archive.build import attachments
-from core.events import Event, EventKind
-from core.i18n import t
-from core.narrate import team_name
+from core.game.events import Event, EventKind
 from core.settings import Settings
+from core.sight.narrate import team_name
+from core.sight.vocabulary import Team
 from core.storage.observer import (
     EVENT_KIND,
     DiscordPatch,
@@ -43,7 +43,7 @@ from core.storage.observer import (
     Observer,
 )
 from core.storage.outbox import OutboxEntry, RetryAfter
-from core.vocabulary import Team
+from core.text.i18n import t
 
 from . import ratelimits
 from .overwrites import member_overwrite
@@ -88,7 +88,7 @@ def route(event: Event) -> bool:
     check-ins included: their public record is posted by the outbox in the game channel,
     so it survives a crash before the interaction reply), every team one, every one for
     the master's desk (cogs/desk.py). Player notes (reminders included) reach the
-    players' private places through core.places' own entries. Day 0's check-ins are
+    players' private places through core.sight.places' own entries. Day 0's check-ins are
     not posted one by one: the live check-in list shows them (cogs/tally.py)."""
     return event.audience.kind in ("public", "team", "master") \
         and event.kind not in LISTED_EVENTS

@@ -2,7 +2,7 @@
 `/master log` (paged with persistent buttons, or as a file), `/master replace` from the
 standby list, and `/game standby`.
 
-Everything the desk shows comes from engine events (core/desk.py words them); the
+Everything the desk shows comes from engine events (core/sight/desk.py words them); the
 channel is opened by the outbox when the first master event of a game (the deal at
 /game start) is delivered, and looked up before it is created, so a crash between
 creating it and storing its id does not open a second one.
@@ -17,20 +17,20 @@ from typing import Any, Protocol
 
 import discord
 
-from core import commands as c
-from core.desk import (
+from core.game import commands as c
+from core.game.errors import ErrorCode, RuleError
+from core.game.events import Event, EventKind
+from core.sight.desk import (
     PhaseFilter,
     desk_text,
     log_lines,
     master_log,
     paginate,
 )
-from core.deskpings import PING_KINDS, ping_kind
-from core.errors import ErrorCode, RuleError
-from core.events import Event, EventKind
-from core.i18n import t
+from core.sight.deskpings import PING_KINDS, ping_kind
 from core.storage.observer import GameInfo, GameService
 from core.storage.outbox import OutboxEntry
+from core.text.i18n import t
 
 from .base import PlayerArg, Refused, ack
 from .overwrites import member_overwrite
@@ -140,7 +140,7 @@ async def master_events(delivery: Delivery, info: GameInfo,
                         lines: list[tuple[OutboxEntry, Event]]) -> None:
     """Several master events as one desk post (a burst of orders costs one request),
     named by the first entry's nonce. It pings nobody, unless a line is of a kind the
-    master chose to be pinged for (`/master pings`; core/deskpings.py): then him alone."""
+    master chose to be pinged for (`/master pings`; core/sight/deskpings.py): then him alone."""
     channel = await ensure_desk(delivery, info, lines[0][0])
     lang = await master_language(delivery.service, info)
     text = "\n".join(desk_text(escaped(event), mention, lang) for _, event in lines)
@@ -247,7 +247,7 @@ def _page_embed(info: GameInfo, pages: list[str], page: int, count: int, lang: s
 
 
 async def _check_master(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
-    """The master's tools are his (core.access decides, players never). A stand-in host
+    """The master's tools are his (core.game.access decides, players never). A stand-in host
     who reads the log is written down first (engine `Host`): he is never seated."""
     bot = interaction.client
     await bot.observe.require_master(info.id, interaction.user.id, admin=is_admin(interaction))

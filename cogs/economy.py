@@ -6,11 +6,11 @@ import discord
 from discord import app_commands
 from discord.app_commands import Range
 
-from core import commands as c
-from core.errors import ErrorCode, RuleError
-from core.i18n import has_key, t
+from core.game import commands as c
+from core.game.errors import ErrorCode, RuleError
 from core.storage import wallets
 from core.storage.stats import player_stats
+from core.text.i18n import has_key, t
 
 from .base import GameCog, ack
 from .ui.limits import clamp_embed

@@ -1,7 +1,7 @@
 """Help for players: /help (this game, what you can do now, the commands) and /rules.
 
 Both are ephemeral and in the reader's language. What the reader may do now
-comes from core.guide; the rules' words from the catalogue (`help.*`).
+comes from core.sight.guide; the rules' words from the catalogue (`help.*`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice
 
-from core.errors import ErrorCode, RuleError
-from core.guide import topic_ids
+from core.game.errors import ErrorCode, RuleError
+from core.sight.guide import topic_ids
 
 from .base import MAX_CHOICES, GameCog
 from .ui.help import help_embeds, rules_embeds, topic_title

@@ -9,10 +9,10 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
 
-from core import commands as c
-from core.errors import ErrorCode, RuleError
-from core.events import EventKind
-from core.i18n import t
+from core.game import commands as c
+from core.game.errors import ErrorCode, RuleError
+from core.game.events import EventKind
+from core.sight.vocabulary import Options
 from core.storage.observer import (
     ChannelKind,
     DiscordPatch,
@@ -20,7 +20,7 @@ from core.storage.observer import (
     OutboxItem,
     game_place_refusal,
 )
-from core.vocabulary import Options
+from core.text.i18n import t
 
 from . import balance, desk
 from .base import GameCog
@@ -94,7 +94,7 @@ class Lobby(GameCog):
             t("lobby.created", user_lang(interaction), title=user_text(title)), ephemeral=True)
 
     async def refuse_place(self, interaction: discord.Interaction[MafiaBot]) -> None:
-        """Games open only in ordinary text channels no game owns (core.access decides)."""
+        """Games open only in ordinary text channels no game owns (core.game.access decides)."""
         channel = interaction.channel
         # a channel not in the cache comes as a PartialMessageable: its type says
         kind: ChannelKind = "thread" if isinstance(channel, discord.Thread) else \

@@ -8,11 +8,11 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
 
-from core import commands as c
-from core.deskpings import PING_KINDS
-from core.events import EventKind
-from core.i18n import t
-from core.narrate import team_name
+from core.game import commands as c
+from core.game.events import EventKind
+from core.sight.deskpings import PING_KINDS
+from core.sight.narrate import team_name
+from core.text.i18n import t
 
 from . import desk
 from .base import GameCog, PlayerArg, ack
@@ -25,7 +25,7 @@ class Master(GameCog):
 
     async def _master_game(self, interaction: discord.Interaction[MafiaBot], *,
                            finished: bool = False) -> Any:
-        """The game, if the caller may use its master's tools (core.access decides)."""
+        """The game, if the caller may use its master's tools (core.game.access decides)."""
         info = await self.game_here(interaction, finished=finished)
         await self.observe.require_master(info.id, interaction.user.id,
                                           admin=is_admin(interaction))
@@ -112,7 +112,7 @@ class Master(GameCog):
     @master.command(**command_kwargs("master.prod"))
     async def prod(self, interaction: discord.Interaction[MafiaBot]) -> None:
         """Remind, privately and at once, everybody who still owes his turn (the engine
-        decides who: core.rules.owing); the master is told whom."""
+        decides who: core.game.rules.owing); the master is told whom."""
         info = await self._master_game(interaction)
         applied = await self.apply(interaction, info, c.Remind)
         done = next(e for e in applied.events if e.kind is EventKind.REMINDED)

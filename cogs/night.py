@@ -6,9 +6,9 @@ import discord
 from discord import app_commands
 from discord.app_commands import Range
 
-from core import commands as c
-from core.events import EventKind
-from core.narrate import describe
+from core.game import commands as c
+from core.game.events import EventKind
+from core.sight.narrate import describe
 
 from .base import GameCog, PlayerArg, ack
 from .ui.limits import CONTENT, clip

@@ -4,7 +4,7 @@ Each seat gets a private thread of the game channel (created with `invitable=Fal
 so only the bot can add people): its holder and the master are its members; a
 substitute is added and the replaced member removed, so the seat's history stays with
 the seat. The living players hold a guild role that every phase announcement pings.
-Both are driven by outbox entries core.places writes in the command's transaction
+Both are driven by outbox entries core.sight.places writes in the command's transaction
 (PING_KIND before a command's announcements, PLACE_KIND after them); every step here is
 idempotent, so a retry after a crash neither doubles a role or a thread nor posts a
 push twice (see `_seen`).
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 
-from core.events import Event, EventKind
-from core.i18n import t
+from core.game.events import Event, EventKind
+from core.sight.visibility import Card
 from core.storage.observer import (
     PING_KIND,
     PLACE_KIND,
@@ -34,7 +34,7 @@ from core.storage.observer import (
     GameService,
 )
 from core.storage.outbox import OutboxEntry
-from core.visibility import Card
+from core.text.i18n import t
 
 from .ui.markup import only_role, only_users, user_text
 from .ui.render import card_embed, event_embed

@@ -8,14 +8,14 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice, Range
 
-from core import commands as c
-from core.errors import RuleError
-from core.events import Event, EventKind
-from core.i18n import t
-from core.narrate import attacker_name, item_name, phase_words
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.events import Event, EventKind
+from core.sight.narrate import attacker_name, item_name, phase_words
+from core.sight.vocabulary import ITEMS, SPELLS
 from core.storage import wallets
 from core.storage.observer import GameInfo, Outcome
-from core.vocabulary import ITEMS, SPELLS
+from core.text.i18n import t
 
 from .base import GameCog, PlayerArg
 from .ui.render import shop_embed

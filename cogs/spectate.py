@@ -1,6 +1,6 @@
 """/game spectate: follow a game without a seat (RULES.md, "Spectators").
 
-The rules decide who may and which channels he reads (core.rules.channels.spectated);
+The rules decide who may and which channels he reads (core.game.rules.channels.spectated);
 the `team_changed` events they emit carry the new readers and writers, and the outbox
 turns them into the channels' overwrites like any other membership change."""
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import discord
 
-from core import commands as c
-from core.i18n import t
+from core.game import commands as c
 from core.storage.observer import GameInfo
+from core.text.i18n import t
 
 from .ui.markup import user_text
 from .ui.text import user_lang

@@ -1,13 +1,13 @@
-"""/stats setups: this server's finished games by setup (core/setups.py)."""
+"""/stats setups: this server's finished games by setup (core/play/setups.py)."""
 
 from __future__ import annotations
 
 import discord
 from discord import app_commands
 
-from core.i18n import t
-from core.setups import setup_text, wins_text
+from core.play.setups import setup_text, wins_text
 from core.storage.setups import setup_histories
+from core.text.i18n import t
 
 from .base import GameCog
 from .ui.limits import clamp_embed

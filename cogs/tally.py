@@ -2,8 +2,8 @@
 
 The live count is one public message per voting day in the game channel, posted with the
 day's first vote. Which commands
-change it is decided from the engine's public view (`core.visibility.live_tally`;
-`core.tallies.tally_outbox` derives the entries): every commit that changes the view
+change it is decided from the engine's public view (`core.sight.visibility.live_tally`;
+`core.sight.tallies.tally_outbox` derives the entries): every commit that changes the view
 writes a "tally" outbox entry in its own transaction, carrying the whole count as it
 stands, so whichever entry goes out last shows the latest count. The OutboxWorker drops
 an entry a later one of the same message supersedes (`coalesce`), and this deliverer
@@ -14,7 +14,7 @@ edits after a restart address the same message.
 Day 0's check-ins are listed the same way: one message, edited as players check in,
 instead of a post per check-in (LISTED_EVENTS are not posted on their own).
 
-Reminders (`core.rules.owing`) are engine events to single players: core.places
+Reminders (`core.game.rules.owing`) are engine events to single players: core.sight.places
 pushes them, with a ping, into each player's private place (cogs/places.py).
 """
 
@@ -28,12 +28,12 @@ from typing import Any
 
 import discord
 
-from core.i18n import t
-from core.narrate import phase_words, votes
+from core.sight.narrate import phase_words, votes
+from core.sight.tallies import TALLY_KIND, message_key, tally_outbox
+from core.sight.visibility import LiveTally
 from core.storage.observer import DiscordPatch, GameInfo
 from core.storage.outbox import OutboxEntry, RetryAfter
-from core.tallies import TALLY_KIND, message_key, tally_outbox
-from core.visibility import LiveTally
+from core.text.i18n import t
 
 from .ui.render import RED
 from .ui.text import mention, when

@@ -1,10 +1,10 @@
-"""Slash-command localisation through the message catalogue (core/i18n.py).
+"""Slash-command localisation through the message catalogue (core/text/i18n.py).
 
 English is the source language: the strings written in the command definitions
 are what Discord shows by default.  :class:`CatalogueTranslator` supplies the
 Russian ``name_localizations`` / ``description_localizations`` when the command
 tree is synced, and returns ``None`` (no localisation) for every locale whose
-language (:func:`core.i18n.normalize_locale`) is English -- i.e. every Discord
+language (:func:`core.text.i18n.normalize_locale`) is English -- i.e. every Discord
 locale except ``ru`` under the current policy.
 
 Key convention for command authors
@@ -50,7 +50,7 @@ discord.py's placeholder description ``"…"`` of an option left undescribed is
 not looked up.  The key must exist in ``ru.toml`` (and, as every key, in
 ``en.toml``).  A missing key, a plural entry or a translation Discord would
 reject (see the validators below) is logged and left untranslated in
-production; in strict mode (:func:`core.i18n.set_strict`) it raises, which
+production; in strict mode (:func:`core.text.i18n.set_strict`) it raises, which
 fails the sync or the test.
 
 Discord's limits, checked here: slash-command, group and option *names* are
@@ -72,7 +72,7 @@ from discord.app_commands import (
     locale_str,
 )
 
-from core.i18n import DEFAULT_LANGUAGE, Catalogue, get_catalogue, is_strict, normalize_locale
+from core.text.i18n import DEFAULT_LANGUAGE, Catalogue, get_catalogue, is_strict, normalize_locale
 
 if TYPE_CHECKING:
     from discord.ext import commands
@@ -189,7 +189,7 @@ class CatalogueTranslator(app_commands.Translator):
 
     def __init__(self, catalogue: Catalogue | None = None, *, strict: bool | None = None) -> None:
         self.catalogue = catalogue if catalogue is not None else get_catalogue()
-        #: ``None`` follows :func:`core.i18n.is_strict`.
+        #: ``None`` follows :func:`core.text.i18n.is_strict`.
         self.strict = strict
 
     def _is_strict(self) -> bool:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import discord
 from discord import app_commands
 
-from core import commands as c
-from core.errors import ErrorCode, RuleError
-from core.events import EventKind
-from core.i18n import t
-from core.vocabulary import PhaseKind
+from core.game import commands as c
+from core.game.errors import ErrorCode, RuleError
+from core.game.events import EventKind
+from core.sight.vocabulary import PhaseKind
+from core.text.i18n import t
 
 from .base import GameCog, PlayerArg
 from .ui.components import VoteSelect

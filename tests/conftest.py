@@ -209,7 +209,7 @@ async def game_service(storage_db: str) -> AsyncIterator[GameService]:
     await service.close()  # commits still in flight land before the database closes
 
 
-# --- i18n (core/i18n.py) -------------------------------------------------------------
+# --- i18n (core/text/i18n.py) -------------------------------------------------------------
 # Outside tests a missing key, parameter or plural form is logged and rendered as best
 # it can be; every test under tests/i18n (tests/i18n/conftest.py) and the bot tests that
 # read catalogue text (pytestmark = pytest.mark.usefixtures("strict_i18n")) run strict.
@@ -218,7 +218,7 @@ async def game_service(storage_db: str) -> AsyncIterator[GameService]:
 @pytest.fixture
 def strict_i18n() -> Iterator[None]:
     """A missing key, parameter or plural form fails the test instead of being logged."""
-    from core import i18n
+    from core.text import i18n
 
     previous = i18n.is_strict()
     i18n.set_strict(True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import cli
-from core.i18n import t
+from core.text.i18n import t
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,8 +31,8 @@ def test_simulate_log_reads_like_a_console_log(capsys: pytest.CaptureFixture[str
     no Markdown."""
     import re
 
-    from core.sim import play
-    from core.state import Options
+    from core.game.state import Options
+    from core.play.sim import play
 
     assert cli.main(["simulate", "--games", "30", "--players", "12", "--seed", "1",
                      "--modules", "extra_roles,currency,shop,crypto", "--lang", lang]) == 0

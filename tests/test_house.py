@@ -225,14 +225,15 @@ def test_the_graph_sees_a_circle_through_a_function_body(tmp_path: Path) -> None
 
 
 # --- the Discord layer sees views, never the rules' insides ---------------------------------
-FORBIDDEN_TO_BOT = ("core.rules", "core.state", "core.engine")
+FORBIDDEN_TO_BOT = ("core.game.rules", "core.game.state", "core.game.engine")
 
 #: What a cog may import from core/: the commands it sends, the refusals and events it
 #: renders, the words, the vocabulary, the views (what a reader may see) and the facade
 #: that answers them (core.storage.observer). Never a GameState, never the rules.
-COGS_MAY_IMPORT = ("core.commands", "core.errors", "core.events", "core.i18n",
-                   "core.narrate", "core.vocabulary", "core.views", "core.visibility",
-                   "core.guide", "core.desk", "core.deskpings", "core.storage.observer")
+COGS_MAY_IMPORT = ("core.game.commands", "core.game.errors", "core.game.events",
+                   "core.text.i18n", "core.sight.narrate", "core.sight.vocabulary",
+                   "core.sight.views", "core.sight.visibility", "core.sight.guide",
+                   "core.sight.desk", "core.sight.deskpings", "core.storage.observer")
 
 #: Files that need more, and why (none of it is a game's state).
 COGS_ALSO = {
@@ -253,17 +254,17 @@ COGS_ALSO = {
     "cogs/ratelimits.py": ("core.storage.budget",),
     # the budget shared by a sharded process, on the database the settings name
     "cogs/sharedbudget.py": ("core.settings", "core.storage.budget"),
-    "cogs/tally.py": ("core.storage.outbox", "core.tallies"),
+    "cogs/tally.py": ("core.storage.outbox", "core.sight.tallies"),
     # the server's records and the balance estimate (it knows the setup only)
-    "cogs/balance.py": ("core.balance", "core.setups", "core.storage.setups"),
-    "cogs/stats.py": ("core.setups", "core.storage.setups"),
+    "cogs/balance.py": ("core.play.balance", "core.play.setups", "core.storage.setups"),
+    "cogs/stats.py": ("core.play.setups", "core.storage.setups"),
     "cogs/economy.py": ("core.storage.stats", "core.storage.wallets"),
     "cogs/shop.py": ("core.storage.wallets",),
 }
 
 def _all_imports(path: Path) -> set[str]:
     """Every module `path` names in an import, at any depth (function bodies and
-    `if TYPE_CHECKING:` blocks included): `from core import rules` names core.rules.
+    `if TYPE_CHECKING:` blocks included): `from core.game import rules` names core.game.rules.
     Relative imports stay inside cogs/, so they are left out."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -285,7 +286,7 @@ def _forbidden(names: set[str]) -> list[str]:
 
 def _not_allowed(names: set[str], also: tuple[str, ...] = ()) -> list[str]:
     """Project names a cog imports beyond its allow-list (the bare packages `core` and
-    `core.storage` are only the way to spell `from core import commands`)."""
+    `core.storage` are only the way to spell `from core.game import commands`)."""
     return sorted(n for n in names if _top(n) == "core" and n not in ("core", "core.storage")
                   and not _under(n, COGS_MAY_IMPORT + also))
 
@@ -310,17 +311,19 @@ def test_cogs_import_only_views_commands_words_and_the_facade() -> None:
 
 def test_the_leak_test_would_catch_a_hidden_import(tmp_path: Path) -> None:
     (tmp_path / "cogs").mkdir()
-    (tmp_path / "bot.py").write_text("from core import views\nfrom core.state import S\n")
+    (tmp_path / "bot.py").write_text(
+        "from core.sight import views\nfrom core.game.state import S\n")
     (tmp_path / "cogs" / "a.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.state import X\n")
-    (tmp_path / "cogs" / "b.py").write_text("def f():\n    import core.engine\n")
-    (tmp_path / "cogs" / "c.py").write_text("from core import rules, views\n")
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.game.state import X\n")
+    (tmp_path / "cogs" / "b.py").write_text("def f():\n    import core.game.engine\n")
+    (tmp_path / "cogs" / "c.py").write_text(
+        "from core.game import rules\nfrom core.sight import views\n")
     (tmp_path / "cogs" / "d.py").write_text(
         "from core.storage import service\nfrom core.storage.observer import GameInfo\n")
     assert discord_layer_leaks(tmp_path) == {
-        "bot.py": ["core.state", "core.state.S"],
-        "cogs/a.py": ["core.state", "core.state.X"], "cogs/b.py": ["core.engine"],
-        "cogs/c.py": ["core.rules"], "cogs/d.py": ["core.storage.service"]}
+        "bot.py": ["core.game.state", "core.game.state.S"],
+        "cogs/a.py": ["core.game.state", "core.game.state.X"], "cogs/b.py": ["core.game.engine"],
+        "cogs/c.py": ["core.game.rules"], "cogs/d.py": ["core.storage.service"]}
 
 
 def state_reads(root: Path = ROOT) -> dict[str, list[int]]:
@@ -406,13 +409,13 @@ def test_the_length_check_counts_methods_and_nested_functions(tmp_path: Path) ->
                                         "core.a.outer.inner": 61}
 # --- event kinds are read as EventKind members, never as strings --------------------------
 #: Where kinds are made, and so may be spelt: the engine, its rules and the enum itself.
-KIND_MAKERS = ("core/engine.py", "core/events.py", "core/rules/")
+KIND_MAKERS = ("core/game/engine.py", "core/game/events.py", "core/game/rules/")
 #: Functions whose `kind` is not an event's (a card notice's kinds share a few words).
 NOT_EVENT_KINDS = {"notice_text"}
 
 
 def _event_kind_values() -> frozenset[str]:
-    from core.events import EventKind
+    from core.game.events import EventKind
 
     return frozenset(k.value for k in EventKind)
 
@@ -474,7 +477,7 @@ def test_event_kinds_are_read_as_members_outside_the_engine() -> None:
 
 def test_the_kind_check_would_catch_a_string_read(tmp_path: Path) -> None:
     (tmp_path / "cogs").mkdir()
-    (tmp_path / "core" / "rules").mkdir(parents=True)
+    (tmp_path / "core" / "game" / "rules").mkdir(parents=True)
     (tmp_path / "archive").mkdir()
     (tmp_path / "cogs" / "a.py").write_text(
         'if e.kind == "vote_cast":\n    pass\n'
@@ -484,6 +487,45 @@ def test_the_kind_check_would_catch_a_string_read(tmp_path: Path) -> None:
         'match e.kind:\n    case "morning":\n        pass\n'
         'ok = e.audience.kind == "public" or s.kind in ("whisper", "anon")\n'
         'def notice_text(kind):\n    return kind == "whisper"\n')
-    (tmp_path / "core" / "rules" / "b.py").write_text('x = e.kind == "vote_cast"\n')
+    (tmp_path / "core" / "game" / "rules" / "b.py").write_text('x = e.kind == "vote_cast"\n')
     assert string_kind_reads(tmp_path) == [
         "cogs/a.py:1", "cogs/a.py:3", "cogs/a.py:5", "cogs/a.py:6", "cogs/a.py:7"]
+
+
+# --- core's wings: text < game < sight < play < storage ---------------------------------
+#: core's wings, bottom to top: each imports only the wings before it (core.settings,
+#: the process's configuration, sits beside them and imports none).
+CORE_WINGS = ("core.text", "core.game", "core.sight", "core.play", "core.storage")
+
+
+def _wing(module: str) -> int | None:
+    for n, wing in enumerate(CORE_WINGS):
+        if module == wing or module.startswith(wing + "."):
+            return n
+    return None
+
+
+def wing_violations(root: Path = ROOT) -> list[tuple[str, str]]:
+    graph = import_graph(root, typing=True)
+    return sorted((m, i) for m, imports in graph.items() for i in imports
+                  if ((a := _wing(m)) is not None and (b := _wing(i)) is not None and b > a)
+                  or (m == "core.settings" and _wing(i) is not None))
+
+
+def test_core_wings_import_downwards() -> None:
+    """The folder names are the layers: text < game < sight < play < storage."""
+    assert wing_violations() == []
+
+
+def test_every_core_module_lives_in_a_wing() -> None:
+    loose = sorted(m for m in import_graph() if m.startswith("core.")
+                   and _wing(m) is None and m != "core.settings")
+    assert loose == []
+
+
+def test_the_wing_check_sees_an_import_up(tmp_path: Path) -> None:
+    for wing in ("text", "game"):
+        (tmp_path / "core" / wing).mkdir(parents=True)
+    (tmp_path / "core" / "text" / "a.py").write_text("from core.game import b\n")
+    (tmp_path / "core" / "game" / "b.py").write_text("from core.text import a\n")
+    assert wing_violations(tmp_path) == [("core.text.a", "core.game.b")]

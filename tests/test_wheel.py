@@ -170,7 +170,7 @@ def test_only_the_soak_leaf_of_storage_imports_the_simulator() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
             a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not names & {"core.sim", "core.storage.soak"}, path
+        assert not names & {"core.play.sim", "core.storage.soak"}, path
 
 
 def test_ci_runs_the_readme_s_test_command_word_for_word() -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import discord
 
-from core import commands as c
-from core.errors import ErrorCode, RuleError
-from core.i18n import t
+from core.game import commands as c
+from core.game.errors import ErrorCode, RuleError
+from core.text.i18n import t
 
 from ..utils.actions import cast_vote, join_or_leave, send_card
 from ..utils.bot import MafiaBot

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import discord
 
-from core.guide import (
+from core.sight.guide import (
     OPTIONS,
     Guide,
     master_only,
@@ -14,9 +14,9 @@ from core.guide import (
     spell_time,
     topic_ids,
 )
-from core.i18n import has_key, t
-from core.narrate import NIGHT_FORMS, phase_words, role_name
-from core.vocabulary import Role
+from core.sight.narrate import NIGHT_FORMS, phase_words, role_name
+from core.sight.vocabulary import Role
+from core.text.i18n import has_key, t
 
 from .markup import user_text
 

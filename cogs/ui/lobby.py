@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import discord
 
-from core.i18n import t
-from core.narrate import duration, role_name, team_name
-from core.views import LobbyView
-from core.vocabulary import PhaseKind, Team
+from core.sight.narrate import duration, role_name, team_name
+from core.sight.views import LobbyView
+from core.sight.vocabulary import PhaseKind, Team
+from core.text.i18n import t
 
 from .limits import clamp_embed
 from .markup import user_text

@@ -1,4 +1,4 @@
-"""Events and views rendered as embeds; the words come from core.narrate."""
+"""Events and views rendered as embeds; the words come from core.sight.narrate."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from typing import Any
 
 import discord
 
-from core.events import Event, EventKind
-from core.i18n import t
-from core.narrate import (
+from core.game.events import Event, EventKind
+from core.sight.narrate import (
     describe,
     item_name,
     payouts_text,
@@ -17,9 +16,10 @@ from core.narrate import (
     team_name,
     votes,
 )
-from core.views import ShopRow, ShopView
-from core.visibility import Card, PublicView
-from core.vocabulary import PhaseKind, Team
+from core.sight.views import ShopRow, ShopView
+from core.sight.visibility import Card, PublicView
+from core.sight.vocabulary import PhaseKind, Team
+from core.text.i18n import t
 
 from .limits import FIELD_VALUE, clamp_embed, clip
 from .markup import user_data, user_text

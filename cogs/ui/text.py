@@ -15,7 +15,7 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str
 
-from core.i18n import normalize_locale, t
+from core.text.i18n import normalize_locale, t
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import discord
 
-from core import commands as c
-from core.events import Event, EventKind
-from core.i18n import t
+from core.game import commands as c
+from core.game.events import Event, EventKind
 from core.storage.observer import GameInfo, Outcome
+from core.text.i18n import t
 
 from ..ui.limits import EMBEDS, split_embed
 from ..ui.markup import no_pings, user_text

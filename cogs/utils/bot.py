@@ -17,17 +17,17 @@ from typing import Any, Protocol
 import discord
 from discord.ext import commands
 
-from core.commands import Command
-from core.errors import ErrorCode, RuleError
-from core.events import Event
-from core.i18n import normalize_locale
+from core.game.commands import Command
+from core.game.errors import ErrorCode, RuleError
+from core.game.events import Event
 from core.settings import Settings
+from core.sight.vocabulary import PhaseKind
 from core.storage.budget import RateBudget
 from core.storage.observer import Observer, Outcome
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameInfo, GameService
-from core.vocabulary import PhaseKind
+from core.text.i18n import normalize_locale
 
 #: Where an interaction keeps the game it is about, once looked up (`find_game`): its
 #: options' transformers and its command body share one lookup.
@@ -50,7 +50,7 @@ def reader_language(locale: str) -> str:
 
 
 def is_admin(interaction: discord.Interaction[MafiaBot]) -> bool:
-    """The caller holds "Manage Server" or is an administrator (core.access weighs it)."""
+    """The caller holds "Manage Server" or is an administrator (core.game.access weighs it)."""
     perms = interaction.permissions
     return bool(perms.manage_guild or perms.administrator)
 
@@ -106,7 +106,7 @@ class MafiaBot(commands.Bot):
     async def on_app_command_completion(self, interaction: discord.Interaction[MafiaBot],
                                         command: Any) -> None:
         """A command about a game went through: remember the language its sender used if
-        the game writes to him privately (core.places.private_reader): his pushes are
+        the game writes to him privately (core.sight.places.private_reader): his pushes are
         written in it (core/storage/readers.py; a write only when
         it changes, none for a refused command: bad input changes nothing)."""
         found: dict[bool, GameInfo] = interaction.extras.get(FOUND, {})
@@ -142,7 +142,7 @@ class MafiaBot(commands.Bot):
     async def apply(self, info: GameInfo, command: Command, *,
                     answer: Callable[[Event], bool] | None = None) -> Outcome:
         """Apply through the facade. The cog stamped the phase the sender saw on a
-        phase-bound command (`core.commands.stamped`): if that phase ended on its way,
+        phase-bound command (`core.game.commands.stamped`): if that phase ended on its way,
         the engine refuses it as `phase_ended`. `answer`: the events whose outbox
         entries the caller answers itself (cogs/utils/actions.py `record`)."""
         return await self.observe.apply(info.id, command, answer=answer)

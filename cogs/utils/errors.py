@@ -7,9 +7,9 @@ from typing import Any
 
 import discord
 
-from core.errors import RuleError
-from core.i18n import has_key, t
-from core.narrate import describe_error
+from core.game.errors import RuleError
+from core.sight.narrate import describe_error
+from core.text.i18n import has_key, t
 
 from ..ui.text import mention, user_lang
 

@@ -6,7 +6,7 @@ there, and everything to Administrators: the seats' places (private threads of t
 channel) are then open to them. This module only works the rights out, in the game
 channel, as discord.py resolves them (`channel.permissions_for(member)`: the member's
 roles and the channel's overwrites); what follows from them is core's rule
-(core.access.seat_refusal, the engine's `Start` and `Sight`).
+(core.game.access.seat_refusal, the engine's `Start` and `Sight`).
 
 The bot asks for no privileged intent, so it does not see GUILD_MEMBER_UPDATE: a right
 given during the game is seen at the member's next interaction with the game (every
@@ -19,7 +19,7 @@ import logging
 
 import discord
 
-from core import commands as c
+from core.game import commands as c
 from core.storage.observer import GameInfo, Sight
 
 from .bot import MafiaBot, now

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from core import engine
-from core.archive import GameRecord, LogRow, NotFinished, build
-from core.state import GameState, Options, PhaseKind
+from core.game import engine
+from core.game.state import GameState, Options, PhaseKind
+from core.sight.record import GameRecord, LogRow, NotFinished, build
 from core.storage.models import Game
 from core.storage.service import GameNotFound, GameService
 

@@ -17,7 +17,7 @@ import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from core.state import GameState
+from core.game.state import GameState
 from core.storage.patches import GameInfo
 
 DEFAULT_SIZE = 256  # parsed states: the games in play this very minute

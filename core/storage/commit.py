@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.expressions import F
 
-from core import engine
-from core.archive import files_for
-from core.commands import COMMAND_ADAPTER, Command
-from core.events import EVENTS_ADAPTER, Event
-from core.rules.owing import REMINDER, reminder_at
-from core.state import GameState, PhaseKind
+from core.game import engine
+from core.game.commands import COMMAND_ADAPTER, Command
+from core.game.events import EVENTS_ADAPTER, Event
+from core.game.rules.owing import REMINDER, reminder_at
+from core.game.state import GameState, PhaseKind
+from core.sight.record import files_for
 from core.storage import statements
 from core.storage.hooks import Commit, CommitHook, quiet
 from core.storage.models import GamePlayer, UserStats
@@ -73,10 +73,10 @@ class OutboxItem(BaseModel):
 # them and knows nothing of what they say.
 OutboxRows = list[tuple[str, dict[str, Any]]]
 # Given a command's (old state, new state, events): Discord work it makes due beyond its
-# events (e.g. core.tallies: an edit of the live count), written right after its events
+# events (e.g. core.sight.tallies: an edit of the live count), written right after its events
 # in the same transaction.
 OutboxDeriver = Callable[[GameState, GameState, list[Event]], OutboxRows]
-# A bundler (e.g. core.places: pushes to the players' private places): rows to write
+# A bundler (e.g. core.sight.places: pushes to the players' private places): rows to write
 # before the command's event rows, and rows to write after them. Pure: it runs inside
 # the command's transaction.
 Bundler = Callable[[Command, GameState, GameState, list[Event]], tuple[OutboxRows, OutboxRows]]
@@ -189,7 +189,7 @@ def held(rows: list[tuple[str, str]]) -> list[int]:
 
 def event_payload(seq: int, event: Event) -> dict[str, Any]:
     """An event's outbox payload; `files` (if any) say what files to attach when it is
-    delivered (built then from committed data: core.archive.files_for)."""
+    delivered (built then from committed data: core.sight.record.files_for)."""
     payload: dict[str, Any] = {"seq": seq, "event": event.model_dump(mode="json")}
     files = files_for(event)
     if files:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from core.commands import Command
-from core.events import Event
-from core.state import GameState
+from core.game.commands import Command
+from core.game.events import Event
+from core.game.state import GameState
 
 
 @dataclass(frozen=True)

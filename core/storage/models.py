@@ -32,13 +32,13 @@ class Game(Model):
     master_id = fields.BigIntField()
     title = fields.CharField(max_length=200)
     plot = fields.TextField(default="")
-    options = fields.TextField()  # core.state.Options as JSON: replay needs it
+    options = fields.TextField()  # core.game.state.Options as JSON: replay needs it
     seed = fields.BigIntField()
-    state = fields.TextField()  # core.state.GameState as JSON
+    state = fields.TextField()  # core.game.state.GameState as JSON
     phase = fields.CharField(max_length=16, db_index=True)
     active = fields.BooleanField(default=True, db_index=True)
     deadline = fields.DatetimeField(null=True)
-    # When the scheduled reminder of the deadline is due (core.rules.owing.reminder_at of
+    # When the scheduled reminder of the deadline is due (core.game.rules.owing.reminder_at of
     # the state): a restarted bot re-arms reminders from columns, parsing no state.
     reminder_at = fields.DatetimeField(null=True)
     seq = fields.IntField(default=0)

@@ -2,7 +2,8 @@
 
 The cogs never hold a GameState. They ask this facade a question about a game (its
 public view, one player's card, the players one may name in an option, whether one may
-use the master's tools) and get back a view (core.views, core.visibility, core.guide)
+use the master's tools) and get back a view (core.sight.views, core.sight.visibility,
+core.sight.guide)
 or a plain value: what that viewer is allowed to know, computed by the rules' side.
 Secrecy then holds at one boundary, as an observer per viewer holds it in OpenSpiel.
 
@@ -16,36 +17,37 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from core import access, desk, places, views
-from core.access import ChannelKind as ChannelKind
-from core.access import Sight as Sight
-from core.access import game_place_refusal as game_place_refusal
-from core.archive import NotFinished as NotFinished
-from core.archive import team_channel_readers
-from core.balance import Job, job_for
-from core.commands import Command
-from core.events import Event, EventKind
-from core.guide import Guide, guide
-from core.places import PING_KIND as PING_KIND
-from core.places import PLACE_KIND as PLACE_KIND
-from core.places import SILENCE_KIND as SILENCE_KIND
-from core.places import outbox_rows
-from core.state import GameState
+from core.game import access
+from core.game.access import ChannelKind as ChannelKind
+from core.game.access import Sight as Sight
+from core.game.access import game_place_refusal as game_place_refusal
+from core.game.commands import Command
+from core.game.events import Event, EventKind
+from core.game.state import GameState
+from core.play.balance import Job, job_for
+from core.sight import desk, places, views
+from core.sight.guide import Guide, guide
+from core.sight.places import PING_KIND as PING_KIND
+from core.sight.places import PLACE_KIND as PLACE_KIND
+from core.sight.places import SILENCE_KIND as SILENCE_KIND
+from core.sight.places import outbox_rows
+from core.sight.record import NotFinished as NotFinished
+from core.sight.record import team_channel_readers
+from core.sight.views import LobbyView, ShopView
+from core.sight.visibility import Card, PublicView, card, living_choices, public_view
 from core.storage.service import EVENT_KIND as EVENT_KIND
 from core.storage.service import Applied
 from core.storage.service import DiscordPatch as DiscordPatch
 from core.storage.service import GameInfo as GameInfo
 from core.storage.service import GameService as GameService
 from core.storage.service import OutboxItem as OutboxItem
-from core.views import LobbyView, ShopView
-from core.visibility import Card, PublicView, card, living_choices, public_view
 
 History = list[tuple[int, Command, list[Event]]]
 
 
 def bundle_places(service: GameService) -> None:
     """Have every command also write the outbox rows of the players' private places and
-    the game's ping role (core.places decides them, in the command's transaction)."""
+    the game's ping role (core.sight.places decides them, in the command's transaction)."""
     if outbox_rows not in service.bundlers:
         service.bundlers.append(outbox_rows)
 
@@ -54,7 +56,7 @@ class SeatNews(NamedTuple):
     """A seat's push as its holder may read it now (one read of the game)."""
 
     holder: int
-    events: list[Event]  # those whose reason still holds (core.places.stale)
+    events: list[Event]  # those whose reason still holds (core.sight.places.stale)
     card: Card | None  # his whole card, when a role was dealt among them
 
 
@@ -141,7 +143,7 @@ class Observer:
 
     async def private_reader(self, game_id: int, uid: int) -> bool:
         """The game writes to `uid` privately (a seat, the standby list, the master's
-        desk): his language is worth remembering (core.places.private_reader)."""
+        desk): his language is worth remembering (core.sight.places.private_reader)."""
         return places.private_reader(await self._state(game_id), uid)
 
     async def seated(self, game_id: int, uid: int) -> bool:
@@ -168,14 +170,14 @@ class Observer:
 
     # --- phases ---------------------------------------------------------------------
     async def seen(self, game_id: int) -> tuple[int, int]:
-        """The phase a command's sender is looking at now (core.commands.stamped)."""
+        """The phase a command's sender is looking at now (core.game.commands.stamped)."""
         return views.phase_seen(await self._state(game_id))
 
     async def menu_seen(self, game_id: int, day: int) -> tuple[int, int]:
         """The phase a vote menu of `day` was sent in, or a refusal once it is over."""
         return views.menu_seen(await self._state(game_id), day)
 
-    # --- who may do what (core.access decides) --------------------------------------
+    # --- who may do what (core.game.access decides) --------------------------------------
     async def require_master(self, game_id: int, uid: int, *, admin: bool) -> None:
         access.require_master(await self._state(game_id), uid, admin=admin)
 
@@ -236,7 +238,7 @@ class Observer:
 
     async def fresh(self, game_id: int, events: list[Event], uid: int) -> list[Event]:
         """Those of `events` to `uid` whose reason still holds (a reminder after he voted
-        is not sent late: core.places.stale)."""
+        is not sent late: core.sight.places.stale)."""
         state = await self._state(game_id)
         return [e for e in events if not places.stale(state, e, uid)]
 
@@ -252,6 +254,6 @@ class Observer:
 
     async def team_channel_readers(self, game_id: int, team: str, members: list[int]
                                    ) -> list[int]:
-        """Who reads a private channel once the game is over (core.archive)."""
+        """Who reads a private channel once the game is over (core.sight.record)."""
         return team_channel_readers(await self._state(game_id), team, members)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from tortoise.queryset import QuerySet
 
-from core.events import Event
+from core.game.events import Event
 from core.storage import statements
 from core.storage.budget import FairSlots
 from core.storage.db import background, reader
@@ -80,7 +80,7 @@ class OutboxEntry:
         return bool(self.payload.get("answered"))
 
     def files(self) -> list[dict[str, Any]]:
-        """Files to attach to this entry's message (core.archive.files_for), if any."""
+        """Files to attach to this entry's message (core.sight.record.files_for), if any."""
         return list(self.payload.get("files") or [])
 
     def event(self) -> Event | None:

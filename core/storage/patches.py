@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from core.state import PhaseKind
+from core.game.state import PhaseKind
 from core.storage import statements
 from core.storage.models import Game
 from core.storage.retry import Stale
@@ -72,7 +72,7 @@ class GameInfo:
     live_messages: dict[str, int] = field(default_factory=dict)  # key -> message id
     # The phase (GameState.serial, .number) the game was in when the bot looked it up
     # for an interaction (MafiaBot.find_game): the cog stamps it on phase-bound commands
-    # (core.commands.stamped). None when not looked up for one.
+    # (core.game.commands.stamped). None when not looked up for one.
     seen: tuple[int, int] | None = None
 
     @classmethod

@@ -17,7 +17,7 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from core.deskpings import pings, stored
+from core.sight.deskpings import pings, stored
 from core.storage.db import reader
 from core.storage.models import Reader
 

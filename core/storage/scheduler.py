@@ -5,7 +5,7 @@ One task sleeps until the earliest known deadline or reminder (or until the serv
 says one moved) and then applies `Advance(by=0, deadline=True)`, or
 `Remind(by=0, scheduled=True)`, through the service, so the scheduler's commands are
 logged and replayed like anyone's. A reminder's time is derived from the stored state
-(`core.rules.owing.reminder_at`: the deadline, the lead time, whether it was sent), so
+(`core.game.rules.owing.reminder_at`: the deadline, the lead time, whether it was sent), so
 a restart neither loses nor repeats one. Each due game fires in its own task: a game
 whose lock is held for long never holds back another game's deadline.
 """
@@ -17,9 +17,9 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from core.commands import Advance, Remind
-from core.errors import RuleError
-from core.rules.owing import reminder_at
+from core.game.commands import Advance, Remind
+from core.game.errors import RuleError
+from core.game.rules.owing import reminder_at
 from core.storage.service import GameService
 from core.storage.timing import cancel_all, doze, utcnow
 

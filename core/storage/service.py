@@ -35,13 +35,13 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
-from core import engine
-from core.access import GameLimits, open_game_refusal
-from core.commands import COMMAND_ADAPTER, Command
-from core.errors import ErrorCode, RuleError
-from core.events import EVENTS_ADAPTER, Event
-from core.rules.owing import reminder_at
-from core.state import GameState, Options
+from core.game import engine
+from core.game.access import GameLimits, open_game_refusal
+from core.game.commands import COMMAND_ADAPTER, Command
+from core.game.errors import ErrorCode, RuleError
+from core.game.events import EVENTS_ADAPTER, Event
+from core.game.rules.owing import reminder_at
+from core.game.state import GameState, Options
 from core.storage import statements
 from core.storage.cache import DEFAULT_COMPACT, DEFAULT_SIZE, Slot, Slots
 from core.storage.commit import ANSWERED as ANSWERED
@@ -195,7 +195,7 @@ class GameService:
         return game_id
 
     async def _check_limits(self, guild_id: int, master_id: int, limits: GameLimits) -> None:
-        """Refuse a game beyond the open-games limits (core.access decides)."""
+        """Refuse a game beyond the open-games limits (core.game.access decides)."""
         open_games = Game.filter(guild_id=guild_id, active=True)
         refusal = open_game_refusal(await open_games.filter(master_id=master_id).count(),
                                     await open_games.count(), limits)

@@ -1,10 +1,10 @@
 """The setup history of a server: its finished games' final states, grouped by setup
-(core/setups.py). Cancelled and running games are left out."""
+(core/play/setups.py). Cancelled and running games are left out."""
 
 from __future__ import annotations
 
-from core.setups import History, SetupKey, histories
-from core.state import GameState, PhaseKind
+from core.game.state import GameState, PhaseKind
+from core.play.setups import History, SetupKey, histories
 from core.storage.models import Game
 
 #: The newest games read per question: /stats answers in one query, whatever the past.

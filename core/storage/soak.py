@@ -5,7 +5,7 @@ A leaf of the storage package: no other storage module imports it (the storage l
 does not depend on the simulator; tests/test_wheel.py holds that), and it ships in the
 wheel because the console script needs it (docs/layout.md).
 
-The random agents of core.sim are reused verbatim: each game's agent loop runs in
+The random agents of core.play.sim are reused verbatim: each game's agent loop runs in
 a worker thread and its `Table.send` hands every command to `GameService.apply`
 on the event loop, so all games run concurrently against the real storage path
 (locks, transactions, outbox, replay check) exactly as the bot would drive it.
@@ -22,22 +22,22 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-from core import commands as c
-from core.commands import COMMAND_ADAPTER
-from core.events import Event
-from core.sim import EPOCH, MASTER, Played, Table, random_phase
-from core.state import Options, PhaseKind
+from core.game import commands as c
+from core.game.commands import COMMAND_ADAPTER
+from core.game.events import Event
+from core.game.state import Options, PhaseKind
+from core.game.team import TeamKind
+from core.play.sim import EPOCH, MASTER, Played, Table, random_phase
 from core.storage.db import close_db, init_db
 from core.storage.models import EventLog
 from core.storage.outbox import OutboxEntry, OutboxWorker
 from core.storage.service import Applied, GameService
-from core.team import TeamKind
 
 SIM_GUILD = 0  # simulated games live in guild 0 so they never mix with a real guild's
 
 
 class SoakReport(list[Played]):
-    """The played games (like a list of core.sim results) plus the soak figures."""
+    """The played games (like a list of core.play.sim results) plus the soak figures."""
 
     def __init__(self, games: int) -> None:
         super().__init__()
@@ -67,7 +67,7 @@ class SoakReport(list[Played]):
 
 
 class StoredTable(Table):
-    """A core.sim Table whose `send` goes through the service (call only from a thread)."""
+    """A core.play.sim Table whose `send` goes through the service (call only from a thread)."""
 
     def __init__(self, service: GameService, game_id: int, loop: asyncio.AbstractEventLoop,
                  played: Played, rng: random.Random, clock: datetime,
@@ -80,7 +80,7 @@ class StoredTable(Table):
     def send(self, cmd: c.Command) -> list[Event]:
         future = asyncio.run_coroutine_threadsafe(self.service.apply(self.game_id, cmd),
                                                   self.loop)
-        applied = future.result()  # RuleError propagates to the agent, as in core.sim
+        applied = future.result()  # RuleError propagates to the agent, as in core.play.sim
         self.played.state = applied.state
         self.played.commands.append(cmd)
         self.played.events += applied.events
@@ -90,7 +90,7 @@ class StoredTable(Table):
 
 
 def _drive(table: StoredTable, players: int, max_phases: int) -> Played:
-    """core.sim.play, but able to pick up a game where a crash left it."""
+    """core.play.sim.play, but able to pick up a game where a crash left it."""
     if table.state.phase is PhaseKind.SIGNUP:
         for i in range(players):
             if table.state.player(100 + i) is None:
@@ -128,7 +128,7 @@ async def simulate_stored(url: str, games: int, players: int | Sequence[int], se
     """Play `games` games (sizes cycle through `players`) at once through a GameService on
     `url`, deliver their outbox and verify every replay (ReplayMismatch if one differs).
 
-    Returns the played games in order, like core.sim.games, with the soak figures."""
+    Returns the played games in order, like core.play.sim.games, with the soak figures."""
     sizes = [players] if isinstance(players, int) else list(players)
     report = SoakReport(games)
     last_ordinal: dict[int, int] = {}

@@ -14,10 +14,10 @@ from datetime import datetime
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.expressions import F
 
-from core.commands import Command
-from core.errors import ErrorCode, RuleError
-from core.rules.economy import OPENING_BALANCE, ledger_entries
-from core.state import GameState
+from core.game.commands import Command
+from core.game.errors import ErrorCode, RuleError
+from core.game.rules.economy import OPENING_BALANCE, ledger_entries
+from core.game.state import GameState
 from core.storage.db import reader
 from core.storage.hooks import Commit, QuietHook
 from core.storage.models import Ledger, Wallet

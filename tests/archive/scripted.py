@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import contextlib
 
-from core import commands as c
-from core.engine import legal_targets, night_move
-from core.errors import RuleError
-from core.events import Event
-from core.roles import Role
-from core.sim import MASTER, Table
-from core.state import GameState, Options, PhaseKind
+from core.game import commands as c
+from core.game.engine import legal_targets, night_move
+from core.game.errors import RuleError
+from core.game.events import Event
+from core.game.roles import Role
+from core.game.state import GameState, Options, PhaseKind
+from core.play.sim import MASTER, Table
 
 NAMES = ["Ann", "Bob <b>bold</b>", "Cid & Co", "Dan", "Eve \"quoted\"", "Fay", "Gus", "Hal",
          "Ivy", "Jon"]

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from archive.html import render
-from core.archive import GameRecord, build
-from core.i18n import t
-from core.narrate import role_name
+from core.sight.narrate import role_name
+from core.sight.record import GameRecord, build
+from core.text.i18n import t
 from tests.archive.scripted import EVIL_TEXT, play_scripted
 from tests.conftest import in_ci
 

@@ -1,4 +1,4 @@
-"""The after-game record (core.archive), the picture and the HTML, without a browser."""
+"""The after-game record (core.sight.record), the picture and the HTML, without a browser."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from PIL import Image
 from archive.html import render
 from archive.picture import timeline_png
 from archive.svg import timeline_svg
-from core import commands as c
-from core.archive import (
+from core.game import commands as c
+from core.game.events import Audience, Event
+from core.game.state import PhaseKind
+from core.sight.record import (
     GameRecord,
     NotFinished,
     build,
@@ -25,9 +27,7 @@ from core.archive import (
     team_channel_readers,
     timeline_of,
 )
-from core.events import Audience, Event
-from core.state import PhaseKind
-from core.timeline import DayTimeline
+from core.sight.timeline import DayTimeline
 from tests.archive.scripted import EVIL_TEXT, NAMES, play_scripted
 
 
@@ -243,10 +243,10 @@ def test_no_field_can_write_markup(scripted, monkeypatch: pytest.MonkeyPatch) ->
     hostile text as text (autoescape: no field depends on a filter someone remembered)."""
     import archive.html
     import archive.svg
-    import core.desk
-    import core.narrate
+    import core.sight.desk
+    import core.sight.narrate
 
-    for module in (archive.html, archive.svg, core.narrate, core.desk):
+    for module in (archive.html, archive.svg, core.sight.narrate, core.sight.desk):
         monkeypatch.setattr(module, "t", lambda *_, **__: HOSTILE)
     _, _, record = scripted
     html = render(_hostile(record), "en")

@@ -1,4 +1,4 @@
-"""The vote timeline's data against the tally rules (core.rules.voting), not the picture."""
+"""The vote timeline's data against the tally rules (core.game.rules.voting), not the picture."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import RuleError
-from core.rules.voting import close_day, tally
-from core.state import PhaseKind
-from core.timeline import day_timeline
+from core.game.errors import RuleError
+from core.game.rules.voting import close_day, tally
+from core.game.state import PhaseKind
+from core.sight.timeline import day_timeline
 from tests.engine.scenario import T0, Game
 
 ROLES = {"Ann": "mafioso:1", "Bob": "citizen", "Cid": "citizen", "Dan": "occultist",

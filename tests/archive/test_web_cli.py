@@ -19,11 +19,11 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from archive.web import guild_path, make_app, parse_id, token_for
 from bench.soak import SIM_GUILD, create_sim_game, play_stored
-from core import commands as c
-from core.i18n import t
-from core.state import Options
+from core.game import commands as c
+from core.game.state import Options
 from core.storage.db import close_db, init_db
 from core.storage.service import GameService
+from core.text.i18n import t
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_TITLE = "Running Palermo"

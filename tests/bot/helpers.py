@@ -20,9 +20,9 @@ from typing import Any
 import discord
 
 from bot import MafiaBot
-from core.roles import Role
+from core.game.roles import Role
+from core.game.state import GameState, PhaseKind
 from core.settings import Settings
-from core.state import GameState, PhaseKind
 from tests.harness import Harness, InteractionResult, MessageRecord
 from tests.harness.payloads import PayloadBuilder
 from tests.harness.routes import RestApi

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from archive.alt import LIMIT, day_alt
-from core.i18n import t as tr
-from core.timeline import DayTimeline, Step
+from core.sight.timeline import DayTimeline, Step
+from core.text.i18n import t as tr
 from tests.bot.helpers import open_table
 from tests.bot.test_archive_delivery import play
 from tests.bot.test_full_game import ROLES

@@ -8,10 +8,10 @@ import io
 import discord
 from PIL import Image
 
-from core.i18n import t as tr
-from core.narrate import phase_words
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import phase_words
+from core.text.i18n import t as tr
 from tests.bot.helpers import Table, open_table
 from tests.bot.test_full_game import ROLES, night_moves
 from tests.harness import Harness

@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 from tortoise.connection import get_connection
 
-from core.i18n import normalize_locale, t
-from core.roles import Role
-from core.rules import night as night_rules
+from core.game.roles import Role
+from core.game.rules import night as night_rules
 from core.storage import wallets
+from core.text.i18n import normalize_locale, t
 from tests.bot.helpers import Table
 from tests.harness import Harness, HarnessError, InteractionResult
 
@@ -80,7 +80,7 @@ def refusal(text: str) -> bool:
 
 @functools.cache
 def _error_patterns() -> list[re.Pattern[str]]:
-    from core.i18n import get_catalogue
+    from core.text.i18n import get_catalogue
 
     cat = get_catalogue()
     return [re.compile(re.sub(r"\\\{\w+\\\}", ".*", re.escape(str(cat.entry(k, lang)))),

@@ -8,9 +8,9 @@ import discord
 import pytest
 
 from cogs.balance import Estimator
-from core.i18n import t
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.text.i18n import t
 from tests.bot.helpers import Table, open_table, posted
 from tests.harness import Harness, InteractionResult
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from core.roles import Role
+from core.game.roles import Role
 from tests.bot.helpers import ROLES, checkin_all, open_table, start
 from tests.harness import Harness
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from core.i18n import t as tr
-from core.narrate import phase_words
-from core.state import PhaseKind
+from core.game.state import PhaseKind
+from core.sight.narrate import phase_words
+from core.text.i18n import t as tr
 from tests.harness import Harness
 
 from .helpers import Table, confirmed, open_table, posted, start

@@ -29,11 +29,11 @@ from cogs.delivery import (
 )
 from cogs.outbox import wire
 from cogs.places import place_key
-from core.places import PLACE_KIND
-from core.roles import Role
+from core.game.roles import Role
+from core.sight.places import PLACE_KIND
+from core.sight.tallies import message_key
 from core.storage.models import DELIVERED, PENDING, Outbox
 from core.storage.outbox import _entry
-from core.tallies import message_key
 from tests.bot.helpers import EVERYTHING, TIMEOUT, Table, _migrated_template, new_bot, started
 from tests.harness import Harness
 from tests.harness.ratelimits import VirtualClock

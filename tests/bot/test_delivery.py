@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cogs.ui.markup import user_text
-from core.i18n import t as tr
-from core.narrate import phase_words
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import phase_words
 from core.storage.models import DELIVERED, Outbox
+from core.text.i18n import t as tr
 from tests.bot.helpers import (
     ROLES,
     Lives,

@@ -7,10 +7,10 @@ from typing import Any
 
 import discord
 
-from core.i18n import t as tr
-from core.narrate import phase_words
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import phase_words
+from core.text.i18n import t as tr
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import discord
 
-from core.deskpings import DEFAULT_PINGS
-from core.i18n import t as tr
-from core.narrate import phase_words
+from core.sight.deskpings import DEFAULT_PINGS
+from core.sight.narrate import phase_words
+from core.text.i18n import t as tr
 from tests.bot.helpers import Lives, Table, checkin_all, open_table, rebind, start
 from tests.bot.test_desk import night_zero_orders
 from tests.harness import Harness

@@ -25,15 +25,15 @@ from tortoise.exceptions import OperationalError
 from cogs.delivery import SIGNUP_EVENTS
 from cogs.ui.lobby import SIGNUP_POST
 from cogs.ui.render import event_embed
-from core import commands as c
-from core.events import Event
-from core.i18n import t as tr
-from core.places import PING_KIND, SILENCE_KIND
-from core.roles import Role
-from core.state import PhaseKind
+from core.game import commands as c
+from core.game.events import Event
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.places import PING_KIND, SILENCE_KIND
 from core.storage import groupcommit, statements
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import OutboxEntry, OutboxWorker, RetryAfter
+from core.text.i18n import t as tr
 from tests.bot.helpers import (
     EVERYTHING,
     Table,
@@ -115,7 +115,7 @@ def expected_posts(entries: list[Outbox], lang: str = "ru") -> list[str]:
     day's live vote count where its first vote opened it, as its latest entry says it
     reads now; day 0's check-in list from its first entry)."""
     from cogs.tally import TALLY_KIND, tally_message_embed
-    from core.visibility import LiveTally
+    from core.sight.visibility import LiveTally
 
     latest = {json.loads(r.payload)["coalesce"]: json.loads(r.payload)["tally"]
               for r in entries if r.kind == TALLY_KIND}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.i18n import t as tr
-from core.narrate import NIGHT_FORMS, phase_words
+from core.sight.narrate import NIGHT_FORMS, phase_words
+from core.text.i18n import t as tr
 from tests.bot.helpers import checkin_all, confirmed, open_table, start
 from tests.harness import Harness
 

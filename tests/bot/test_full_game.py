@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import discord
 
-from core.i18n import t as tr
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.text.i18n import t as tr
 from tests.bot.helpers import Table, confirmed, open_table
 from tests.harness import Harness
 

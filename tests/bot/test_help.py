@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.i18n import t
-from core.roles import Role
+from core.game.roles import Role
+from core.text.i18n import t
 from tests.bot.helpers import checkin_all, open_table, start
 from tests.harness import Harness, InteractionResult
 
@@ -114,7 +114,7 @@ async def test_rules_refuses_an_unknown_topic_in_the_readers_language(h: Harness
 
 
 async def test_every_rules_topic_fits_discord(h: Harness) -> None:
-    from core.guide import topic_ids
+    from core.sight.guide import topic_ids
 
     ru = h.add_member("Дина", locale="ru")
     for tid in topic_ids():
@@ -160,7 +160,7 @@ async def test_the_shop_names_what_was_bought_and_the_game_over_is_said(h: Harne
 def test_a_long_help_is_cut_within_discords_limits() -> None:
     from cogs.ui.help import help_embeds
     from cogs.ui.limits import fits, pack
-    from core.guide import guide
+    from core.sight.guide import guide
 
     many = [f"game {'x' * 20} {i}" for i in range(300)]  # far more commands than a message
     parts = pack(embeds=help_embeds(guide(None, 5), [], many, "ru"))

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
 from tests.bot.helpers import Table, checkin_all, start
 from tests.harness import Harness
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from cogs.places import place_key
-from core import i18n
-from core.i18n import t
-from core.narrate import role_name
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import role_name
+from core.text import i18n
+from core.text.i18n import t
 from tests.bot.helpers import EVERYTHING, Lives, Table, confirmed, rebind
 from tests.harness import Harness, InteractionResult, MessageRecord
 

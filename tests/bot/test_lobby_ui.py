@@ -9,11 +9,11 @@ from typing import Any
 import discord
 
 from cogs.ui.lobby import SIGNUP_POST
-from core.i18n import t as tr
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
 from core.storage.models import DELIVERED, PENDING, Outbox
 from core.storage.outbox import RetryAfter
+from core.text.i18n import t as tr
 from tests.bot.helpers import Lives, confirmed, open_table, posted, wait_for
 from tests.bot.test_delivery import freeze, frozen_after
 from tests.harness import Harness, MessageRecord

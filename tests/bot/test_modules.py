@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import discord
 
-from core.i18n import t as tr
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
 from core.storage import wallets
 from core.storage.models import UserStats
+from core.text.i18n import t as tr
 from tests.bot.helpers import checkin_all, confirmed, open_table, start
 from tests.harness import Harness
 

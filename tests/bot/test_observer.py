@@ -6,8 +6,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, get_type_hints
 
-from core.events import Event, EventKind
-from core.state import GameState
+from core.game.events import Event, EventKind
+from core.game.state import GameState
 from core.storage.observer import Observer, Outcome
 from tests.bot.helpers import confirmed, day_one
 from tests.harness import Harness

@@ -16,13 +16,13 @@ import discord
 import pytest
 
 from cogs.places import ROLE_KEY, place_key
-from core.i18n import t as tr
-from core.narrate import role_name
-from core.places import PLACE_KIND
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import role_name
+from core.sight.places import PLACE_KIND
 from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry
+from core.text.i18n import t as tr
 from tests.bot.helpers import (
     EVERYTHING,
     ROLES,

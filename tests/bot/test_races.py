@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from core.i18n import t as tr
-from core.narrate import team_name
-from core.roles import Role
-from core.rules import night as night_rules
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.rules import night as night_rules
+from core.game.state import PhaseKind
+from core.sight.narrate import team_name
+from core.text.i18n import t as tr
 from tests.bot.helpers import ROLES, Table, confirmed, open_table
 from tests.bot.helpers import wait_for as until
 from tests.bot.test_bad_input import dump_db

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from core.roles import Role
+from core.game.roles import Role
 from tests.bot.helpers import ROLES, checkin_all, confirmed, open_table, start
 from tests.harness import Harness
 

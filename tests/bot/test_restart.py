@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot import MafiaBot
-from core.i18n import t as tr
-from core.narrate import phase_words
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import phase_words
+from core.text.i18n import t as tr
 from tests.bot.helpers import Lives, confirmed, day_one, rebind, wait_for
 
 

@@ -3,10 +3,10 @@ options of /away, /share, /game start, /game setup, /game options, /buy and /cas
 
 from __future__ import annotations
 
-from core.i18n import t as tr
-from core.narrate import phase_words
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import phase_words
+from core.text.i18n import t as tr
 from tests.bot.helpers import checkin_all, open_table, start
 from tests.harness import Harness
 

@@ -38,12 +38,12 @@ import discord
 import pytest
 
 from cogs.places import PLACE_PREFIX
-from core.engine import legal_targets
-from core.i18n import t as tr
-from core.roles import Role
-from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
-from core.state import GameState, PhaseKind, Player
+from core.game.engine import legal_targets
+from core.game.roles import Role
+from core.game.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
+from core.game.state import GameState, PhaseKind, Player
 from core.storage import service as service_module
+from core.text.i18n import t as tr
 from tests.bot.helpers import Table, open_table
 from tests.harness import Harness, MessageRecord
 

@@ -13,8 +13,8 @@ import pytest
 from tortoise.connection import get_connection
 
 from cogs.overwrites import POSTING
-from core.i18n import t
-from core.roles import Role
+from core.game.roles import Role
+from core.text.i18n import t
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness
 

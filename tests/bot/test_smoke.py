@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from core.i18n import t
+from core.text.i18n import t
 from tests.harness import Harness
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import discord
 
 from cogs.overwrites import POSTING
-from core.i18n import t as tr
-from core.roles import Role
+from core.game.roles import Role
+from core.text.i18n import t as tr
 from tests.bot.helpers import Table, open_table, start
 from tests.harness import Harness
 

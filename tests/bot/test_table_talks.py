@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from cogs.places import ROLE_KEY, place_key
-from core.i18n import t as tr
-from core.narrate import phase_words, role_name, team_name, votes
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
+from core.sight.narrate import phase_words, role_name, team_name, votes
+from core.text.i18n import t as tr
 from tests.bot.helpers import Table, checkin_all, confirmed, day_one, open_table, start
 from tests.harness import Harness, InteractionResult
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from core.roles import Role
-from core.state import PhaseKind
+from core.game.roles import Role
+from core.game.state import PhaseKind
 from core.storage.models import Outbox
 from tests.harness import Harness
 

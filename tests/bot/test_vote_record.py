@@ -17,9 +17,9 @@ import pytest
 
 import core.storage.commit
 from cogs.places import place_key
-from core.i18n import t as tr
-from core.narrate import votes
+from core.sight.narrate import votes
 from core.storage.models import DELIVERED, Outbox
+from core.text.i18n import t as tr
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness
 from tests.harness.errors import InteractionNotAcknowledged

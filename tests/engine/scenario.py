@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core import commands as c
-from core.engine import apply, create_game
-from core.events import Event
-from core.roles import Role
-from core.state import GameState, Options, PhaseKind
+from core.game import commands as c
+from core.game.engine import apply, create_game
+from core.game.events import Event
+from core.game.roles import Role
+from core.game.state import GameState, Options, PhaseKind
 
 MASTER = 1
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -38,7 +38,7 @@ class Game:
             if p.role is Role.MAFIOSO and p.clan:
                 ranks[p.clan] = ranks.get(p.clan, 0) + 1
                 p.rank = ranks[p.clan]
-        from core.state import Clan
+        from core.game.state import Clan
 
         self.state.clans = [Clan(number=n) for n in sorted(ranks)]
 

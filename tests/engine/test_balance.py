@@ -1,15 +1,15 @@
-"""The balance estimate (core/balance.py): Wilson intervals, determinism, chunks, and
+"""The balance estimate (core/play/balance.py): Wilson intervals, determinism, chunks, and
 the interval covering the engine's own long-run share (issue 34, point 1)."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.balance import DRAW, Tally, estimate, report, seats, simulate, wilson
-from core.commands import Advance
-from core.events import Event
-from core.sim import Table
-from core.state import Options
+from core.game.commands import Advance
+from core.game.events import Event
+from core.game.state import Options
+from core.play.balance import DRAW, Tally, estimate, report, seats, simulate, wilson
+from core.play.sim import Table
 
 SETUP = "mafioso x2; investigator; sergeant; bouncer"
 
@@ -50,7 +50,7 @@ def test_seats_follow_the_setup_and_the_signup() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "ru"])
 def test_report_warns_when_one_side_wins_more_than_70_percent(lang: str) -> None:
-    from core.i18n import t
+    from core.text.i18n import t
 
     lopsided = estimate(Tally(games=100, wins={"mafia": 80, "town": 20}, days=300,
                               keys=["town", "mafia"]), 8)
@@ -72,11 +72,11 @@ class Copying(Table):
 
 
 def test_the_deadline_advance_in_place_plays_the_same_game() -> None:
-    """The strategic games advance their phases in place (core.sim.Table.advance): the same
+    """The strategic games advance their phases in place (core.play.sim.Table.advance): the same
     final state as through `apply`'s private copy, and the signup they share untouched."""
-    from core import sim
-    from core.agents import play_strategic
-    from core.balance import signup_state
+    from core.play import sim
+    from core.play.agents import play_strategic
+    from core.play.balance import signup_state
 
     signup = signup_state(SETUP, 7, Options())
     before = signup.model_dump_json()
@@ -89,7 +89,7 @@ def test_the_deadline_advance_in_place_plays_the_same_game() -> None:
 
 def test_simulate_setup_prints_the_estimate(capsys: pytest.CaptureFixture[str]) -> None:
     import cli
-    from core.i18n import t
+    from core.text.i18n import t
 
     assert cli.main(["simulate", "--setup", "mafia x2; detective; bouncer", "--games", "20",
                      "--seed", "4", "--lang", "en"]) == 0

@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.state import Options
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.state import Options
 from tests.engine.scenario import Game
 
 ROLES = {"Don": "mafioso:1", "Vito": "mafioso:1", "Ivan": "investigator", "Serg": "sergeant",

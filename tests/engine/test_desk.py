@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.desk import desk_text, known_names, log_lines, master_log, paginate
-from core.errors import RuleError
-from core.events import Event
-from core.rules.context import Ctx
-from core.rules.phases import team_access
-from core.state import Options
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.events import Event
+from core.game.rules.context import Ctx
+from core.game.rules.phases import team_access
+from core.game.state import Options
+from core.sight.desk import desk_text, known_names, log_lines, master_log, paginate
 from tests.engine.scenario import MASTER, Game
 from tests.engine.test_rules import BASE, blocked_night, everyone_votes, scattered_votes
 

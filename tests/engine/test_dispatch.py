@@ -1,10 +1,10 @@
-"""The engine's dispatch groups (core.engine._dispatch): mypy checks each match is
+"""The engine's dispatch groups (core.game.engine._dispatch): mypy checks each match is
 exhaustive; this checks the groups split the command union exactly, each kind once."""
 
 from typing import get_args
 
-from core import commands as c
-from core import engine
+from core.game import commands as c
+from core.game import engine
 
 
 def test_every_command_kind_is_in_exactly_one_dispatch_group() -> None:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.roles import Role
-from core.rules.economy import (
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.roles import Role
+from core.game.rules.economy import (
     friendly,
     ledger_entries,
     payouts,
     prize_shares,
     spending_cap,
 )
-from core.state import DayRecord, Death, GameState, Options, PhaseKind, Player
+from core.game.state import DayRecord, Death, GameState, Options, PhaseKind, Player
 
 MASTER = 1
 
@@ -144,7 +144,7 @@ def test_master_fee_and_bonuses() -> None:
 
 
 def c_bonus(uid: int, amount: int):
-    from core.state import Bonus
+    from core.game.state import Bonus
 
     return Bonus(uid=uid, amount=amount, reason="style", secret=True)
 
@@ -166,12 +166,12 @@ def test_cap_and_ledger_entries() -> None:
 
 
 def test_thank_once_after_the_game_within_funds() -> None:
-    from core.sim import play
+    from core.play.sim import play
 
     played = play(2, 8, Options(currency=True))
     s = played.state
     uid = s.players[0].uid
-    from core.engine import apply
+    from core.game.engine import apply
 
     at = played.commands[-1].at
     out = apply(s, c.Thank(by=uid, at=at, premium=5, funds={uid: 10}))
@@ -185,7 +185,7 @@ def test_thank_once_after_the_game_within_funds() -> None:
 
 
 def test_payouts_are_part_of_the_final_state() -> None:
-    from core.sim import play
+    from core.play.sim import play
 
     played = play(4, 10, Options(currency=True))
     event = next(e for e in played.events if e.kind == "payouts")

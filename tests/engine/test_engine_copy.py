@@ -7,12 +7,12 @@ from unittest import mock
 
 import pytest
 
-from core import commands as c
-from core import engine
-from core.errors import RuleError
-from core.events import Event
-from core.sim import Table, play
-from core.state import GameState, Options
+from core.game import commands as c
+from core.game import engine
+from core.game.errors import RuleError
+from core.game.events import Event
+from core.game.state import GameState, Options
+from core.play.sim import Table, play
 
 
 def _outcome(state: GameState, cmd: c.Command) -> tuple[str, list[Event]] | str:
@@ -59,7 +59,7 @@ class CheckedTable(Table):
 def test_cheap_copy_equals_whole_copy(seed: int, players: int) -> None:
     """Every module on: shouted votes, Doubling's second move and the night's spells."""
     options = Options(extra_roles=True, currency=True, shop=True, crypto=True)
-    with mock.patch("core.sim.Table", CheckedTable):
+    with mock.patch("core.play.sim.Table", CheckedTable):
         played = play(seed, players, options)
     kinds = {type(cmd) for cmd in played.commands}
     assert {c.Vote, c.NightOrder} <= kinds  # the cheap paths were taken

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import sim
-from core.errors import ErrorCode, RuleError
-from core.events import EVENTS_ADAPTER, Audience, EventKind
-from core.narrate import team_name
-from core.state import GameState, Options
-from core.team import Team, TeamKind
+from core.game.errors import ErrorCode, RuleError
+from core.game.events import EVENTS_ADAPTER, Audience, EventKind
+from core.game.state import GameState, Options
+from core.game.team import Team, TeamKind
+from core.play import sim
+from core.sight.narrate import team_name
 
 OLD_EVENTS = (
     '[{"kind":"clan_turn","audience":{"kind":"team","players":[],"team":"clan:2"},'

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.rules.voting import tally
-from core.state import Options
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.rules.voting import tally
+from core.game.state import Options
 from tests.engine.scenario import MASTER, Game
 
 EXTRA = {
@@ -140,7 +140,7 @@ def test_fractional_tie_break() -> None:
 
 
 def test_extra_roles_need_the_module() -> None:
-    from core.sim import Table
+    from core.play.sim import Table
 
     # /game setup refuses at once what /game start would refuse, in the same words.
     with pytest.raises(RuleError) as err:

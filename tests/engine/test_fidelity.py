@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.rules.channels import known_to, teams
-from core.rules.voting import tally
-from core.state import Options, PhaseKind
-from core.visibility import card
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.rules.channels import known_to, teams
+from core.game.rules.voting import tally
+from core.game.state import Options, PhaseKind
+from core.sight.visibility import card
 from tests.engine.scenario import MASTER, Game
 
 BASE = {
@@ -382,7 +382,7 @@ def _lobby(n: int, roles: str) -> Game:
     from tests.engine.scenario import T0
 
     g.clock, g.events, g.wallet = T0, [], None
-    from core.engine import create_game
+    from core.game.engine import create_game
 
     g.state = create_game(seed=7, master=MASTER, title="t")
     for name in g.names:
@@ -434,7 +434,7 @@ def test_setup_is_refused_when_written_in_the_starts_words(roles: str, code: str
 @pytest.mark.parametrize("seed", range(12))
 def test_random_games_announce_removals_only_in_the_morning(seed: int) -> None:
     """Point 1 over whole random games (low activity, so players do miss turns)."""
-    from core import sim
+    from core.play import sim
 
     table = sim.Table(seed, 10, Options(extra_roles=True, currency=True, shop=True))
     table.send(c.Start(by=sim.MASTER, at=table.clock, confirm=True))

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.desk import desk_text, master_log
-from core.engine import apply
-from core.errors import RuleError
-from core.events import Event
-from core.narrate import describe
-from core.rules.voting import tally
-from core.state import Options
+from core.game import commands as c
+from core.game.engine import apply
+from core.game.errors import RuleError
+from core.game.events import Event
+from core.game.rules.voting import tally
+from core.game.state import Options
+from core.sight.desk import desk_text, master_log
+from core.sight.narrate import describe
 from tests.engine.scenario import MASTER, Game
 from tests.engine.test_fidelity import BASE, SHOP, acting, quiet_night
 

@@ -1,10 +1,10 @@
-"""Every command held to its guard (core.guards) both ways, over simulated games.
+"""Every command held to its guard (core.game.guards) both ways, over simulated games.
 
 For each command kind and each sender: a guard that refuses is the engine's refusal,
 word for word, whatever the arguments; a guard that passes lets the engine accept the
 command for some argument, unless every argument is refused for a reason the arguments,
 the clock or the wallet carry (ARGUMENT_CODES, by kind). /help lists a command path
-exactly when the guard of the command it sends passes (core.legal.HELP). A command kind
+exactly when the guard of the command it sends passes (core.sight.legal.HELP). A command kind
 without a guard, or a guard that drifts from the engine, fails here.
 """
 
@@ -18,17 +18,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import commands as c
-from core.engine import apply
-from core.errors import ErrorCode, RuleError
-from core.guards import GUARDS, Actor, Guard
-from core.legal import HELP, legal_commands
-from core.rules.crypto import roles_in_game
-from core.rules.items import items, spells
-from core.rules.owing import reminder_at
-from core.rules.shop import attacker_kinds
-from core.sim import MASTER, Table, random_phase
-from core.state import GameState, Options
+from core.game import commands as c
+from core.game.engine import apply
+from core.game.errors import ErrorCode, RuleError
+from core.game.guards import GUARDS, Actor, Guard
+from core.game.rules.crypto import roles_in_game
+from core.game.rules.items import items, spells
+from core.game.rules.owing import reminder_at
+from core.game.rules.shop import attacker_kinds
+from core.game.state import GameState, Options
+from core.play.sim import MASTER, Table, random_phase
+from core.sight.legal import HELP, legal_commands
 from tests.conftest import slow_property
 
 OUTSIDER, FAN, NEWCOMER = 99, 98, 77

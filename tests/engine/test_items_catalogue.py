@@ -1,16 +1,16 @@
-"""The shop's catalogue (core/rules/items.py): one row per item and spell, read by the
+"""The shop's catalogue (core/game/rules/items.py): one row per item and spell, read by the
 shop, the night, the rules reference and the renderers; stored names unchanged."""
 
 from __future__ import annotations
 
 import importlib
 
-from core.guide import price_of, spell_time, topic_ids
-from core.i18n import t
-from core.narrate import item_name
-from core.rules import shop
-from core.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells
-from core.state import Item, Options, PendingBuy, SpellCast
+from core.game.rules import shop
+from core.game.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells
+from core.game.state import Item, Options, PendingBuy, SpellCast
+from core.sight.guide import price_of, spell_time, topic_ids
+from core.sight.narrate import item_name
+from core.text.i18n import t
 
 
 def test_the_stored_names_are_the_enum_values() -> None:
@@ -44,7 +44,7 @@ def test_the_shops_old_names_read_the_catalogue() -> None:
 def test_every_effect_names_a_function_of_the_rules() -> None:
     for w in WARES.values():
         module, _, name = w.effect.partition(".")
-        assert callable(getattr(importlib.import_module(f"core.rules.{module}"), name)), w
+        assert callable(getattr(importlib.import_module(f"core.game.rules.{module}"), name)), w
 
 
 def test_the_readers_split_items_from_spells_by_the_catalogue() -> None:

@@ -4,7 +4,7 @@ Every path that sends a command is listed exactly when the engine accepts that c
 from this person now for some argument (or refuses every argument only for a reason
 the arguments, the clock or the wallet carry: tests/engine/test_guards.py,
 ARGUMENT_CODES). A guide that offered a dead end, or hid a command the rules take, fails
-here. The order is /help's (core.legal.HELP).
+here. The order is /help's (core.sight.legal.HELP).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import commands as c
-from core.engine import apply
-from core.errors import RuleError
-from core.guards import Actor
-from core.legal import HELP, legal_commands
-from core.sim import MASTER, Table, random_phase
-from core.state import GameState, Options
+from core.game import commands as c
+from core.game.engine import apply
+from core.game.errors import RuleError
+from core.game.guards import Actor
+from core.game.state import GameState, Options
+from core.play.sim import MASTER, Table, random_phase
+from core.sight.legal import HELP, legal_commands
 from tests.conftest import slow_property
 from tests.engine.test_guards import ARGUMENT_CODES, WRONG_ARGUMENT, probes
 
@@ -123,8 +123,8 @@ def test_standby_is_listed_to_an_outsider_while_the_game_runs() -> None:
 def test_thank_is_listed_exactly_when_the_engine_takes_it() -> None:
     """After a finished game with the currency (each player once), never after a
     cancelled one: /help and the engine agree through the one guard."""
-    from core.sim import EPOCH, play
-    from core.state import PhaseKind
+    from core.game.state import PhaseKind
+    from core.play.sim import EPOCH, play
 
     played = play(5, 7, Options(currency=True))
     ended = played.state
@@ -147,9 +147,9 @@ def test_cast_offers_ghosts_for_day_spells_only() -> None:
     """A ghost votes while the occultist lives, so a day spell may reach him; a night
     spell acts on a night move, which a ghost has not: /cast offers him for the first
     only (issue 31), and every offer is one the engine's target check takes."""
-    from core.legal import cast_targets
-    from core.rules.items import spells
-    from core.rules.shop import DAY_SPELLS, NIGHT_SPELLS, spell_target
+    from core.game.rules.items import spells
+    from core.game.rules.shop import DAY_SPELLS, NIGHT_SPELLS, spell_target
+    from core.sight.legal import cast_targets
     from tests.engine.scenario import Game
     from tests.engine.test_fidelity import BASE
 

@@ -7,14 +7,14 @@ from datetime import timedelta
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.events import Event
-from core.i18n import t
-from core.narrate import describe
-from core.rules.owing import all_moves_in, owing, reminder_at
-from core.state import Options, PhaseKind
-from core.visibility import closed_tally, live_tally
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.events import Event
+from core.game.rules.owing import all_moves_in, owing, reminder_at
+from core.game.state import Options, PhaseKind
+from core.sight.narrate import describe
+from core.sight.visibility import closed_tally, live_tally
+from core.text.i18n import t
 
 from .scenario import MASTER, Game
 
@@ -138,12 +138,12 @@ def test_prod_is_the_masters_and_needs_a_running_phase() -> None:
     remind(g, scheduled=False)
     assert g.state.reminded == before  # a prod does not replace the scheduled reminder
     signup = Game.__new__(Game)
-    from core.engine import create_game
+    from core.game.engine import create_game
 
     signup.state = create_game(seed=1, master=MASTER, title="t")
     with pytest.raises(RuleError) as err:
         c_ = c.Remind(by=MASTER, at=g.tick())
-        from core.engine import apply
+        from core.game.engine import apply
 
         apply(signup.state, c_)
     assert err.value.code == "not_started"
@@ -244,7 +244,7 @@ def test_early_end_never_fires_by_day() -> None:
 
 
 def test_tally_updates_open_edit_close_and_nothing_else() -> None:
-    from core.visibility import tally_updates
+    from core.sight.visibility import tally_updates
 
     g = game()
     g.to_night(0)

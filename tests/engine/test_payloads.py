@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from core import commands as c
-from core import payloads as pl
-from core.events import EVENTS_ADAPTER, Event, EventKind
-from core.narrate import describe
-from core.sim import MASTER, Table, play
-from core.state import Options
+from core.game import commands as c
+from core.game import payloads as pl
+from core.game.events import EVENTS_ADAPTER, Event, EventKind
+from core.game.state import Options
+from core.play.sim import MASTER, Table, play
+from core.sight.narrate import describe
 
 
 def _played() -> list[Event]:

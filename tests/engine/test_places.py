@@ -1,4 +1,4 @@
-"""core.places over random legal games (hypothesis): who is told what, and who holds the
+"""core.sight.places over random legal games (hypothesis): who is told what, and who holds the
 ping role, command by command."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.engine import apply, create_game
-from core.places import PING_KIND, PLACE_KIND, SHOWN_IN_REPLY, outbox_rows, ping_members
-from core.sim import MASTER, play
-from core.state import Options
+from core.game.engine import apply, create_game
+from core.game.state import Options
+from core.play.sim import MASTER, play
+from core.sight.places import PING_KIND, PLACE_KIND, SHOWN_IN_REPLY, outbox_rows, ping_members
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.commands import CheckIn, NightOrder, Share
-from core.engine import apply, create_game
-from core.errors import RuleError
-from core.roles import Role, Side
-from core.rules.channels import known_by, known_to
-from core.rules.victory import verdict
-from core.sim import MASTER, Played, play
-from core.state import GameState, Options
+from core.game.commands import CheckIn, NightOrder, Share
+from core.game.engine import apply, create_game
+from core.game.errors import RuleError
+from core.game.roles import Role, Side
+from core.game.rules.channels import known_by, known_to
+from core.game.rules.victory import verdict
+from core.game.state import GameState, Options
+from core.play.sim import MASTER, Played, play
 from tests.conftest import slow_property
 
 options_st = st.builds(
@@ -115,7 +115,7 @@ all_modules_st = st.tuples(
 def test_lira_stay_consistent_in_games_with_every_module(
         game: tuple[int, int, Options]) -> None:
     """Wallets equal opening + ledger, never go negative; payouts happen exactly once."""
-    from core.rules.economy import OPENING_BALANCE, ledger_entries, spending_cap
+    from core.game.rules.economy import OPENING_BALANCE, ledger_entries, spending_cap
 
     seed, players, options = game
     played = play(seed, players, options)

@@ -22,15 +22,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import commands as c
-from core.engine import apply
-from core.errors import RuleError
-from core.events import Event
-from core.rules.crypto import roles_in_game
-from core.rules.shop import DAY_SPELLS, ITEMS, SPELL_PRICES, attacker_kinds
-from core.sim import MASTER, Table, random_phase
-from core.state import GameState, Options
-from core.visibility import card, public_view
+from core.game import commands as c
+from core.game.engine import apply
+from core.game.errors import RuleError
+from core.game.events import Event
+from core.game.rules.crypto import roles_in_game
+from core.game.rules.shop import DAY_SPELLS, ITEMS, SPELL_PRICES, attacker_kinds
+from core.game.state import GameState, Options
+from core.play.sim import MASTER, Table, random_phase
+from core.sight.visibility import card, public_view
 from tests.conftest import slow_property
 
 FUNDS = 10_000

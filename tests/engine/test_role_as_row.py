@@ -1,5 +1,5 @@
 """A role is a row: a second protector registered at test time, through
-`core.roles.registered` only, is dealt, ordered, protected by, shown and simulated
+`core.game.roles.registered` only, is dealt, ordered, protected by, shown and simulated
 by the generic code (issue #21, item 3). No other rules file names it."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.guide import guide
-from core.i18n import has_key
-from core.narrate import describe, describe_error, role_name
-from core.roles import CATALOGUE, Action, Role, RoleInfo, Side, info, registered
-from core.rules import shop
-from core.rules.setup import parse, validate
-from core.sim import MASTER, Table, play
-from core.state import GameState, Options, PhaseKind
-from core.visibility import card
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.roles import CATALOGUE, Action, Role, RoleInfo, Side, info, registered
+from core.game.rules import shop
+from core.game.rules.setup import parse, validate
+from core.game.state import GameState, Options, PhaseKind
+from core.play.sim import MASTER, Table, play
+from core.sight.guide import guide
+from core.sight.narrate import describe, describe_error, role_name
+from core.sight.visibility import card
+from core.text.i18n import has_key
 
 TEXTS = {
     "en": {"role.bodyguard.name": "bodyguard", "role.bodyguard.genitive": "the bodyguard",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.state import Options, PhaseKind
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.state import Options, PhaseKind
 from tests.engine.scenario import MASTER, Game
 
 BASE = {

@@ -2,7 +2,7 @@
 
 "Whoever plays is never a master" holds both ways: a member who may use the master's
 tools, or has used them, is never seated; nor is one whose Discord rights show him the
-other seats' places (core.access.seat_refusal). At the start the master must accept any
+other seats' places (core.game.access.seat_refusal). At the start the master must accept any
 player who can read the places, and the table is told before the deal.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.access import Sight
-from core.engine import apply, create_game
-from core.errors import ErrorCode, RuleError
-from core.state import GameState
+from core.game import commands as c
+from core.game.access import Sight
+from core.game.engine import apply, create_game
+from core.game.errors import ErrorCode, RuleError
+from core.game.state import GameState
 from tests.engine.scenario import MASTER, T0, Game
 
 ROLES = {"A": "mafioso:1", "B": "mafioso:1", "C": "investigator", "D": "sergeant",

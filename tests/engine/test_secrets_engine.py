@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import commands as c
-from core.access import GameLimits, game_place_refusal, may_master, open_game_refusal
-from core.engine import apply, create_game
-from core.errors import RuleError
-from core.names import confusable, is_blank, labels
-from core.rules.cooldown import VOTE_BURST, VOTE_WINDOW
-from core.rules.voting import current_votes
-from core.state import Options
-from core.visibility import public_view
+from core.game import commands as c
+from core.game.access import GameLimits, game_place_refusal, may_master, open_game_refusal
+from core.game.engine import apply, create_game
+from core.game.errors import RuleError
+from core.game.rules.cooldown import VOTE_BURST, VOTE_WINDOW
+from core.game.rules.voting import current_votes
+from core.game.state import Options
+from core.sight.visibility import public_view
+from core.text.names import confusable, is_blank, labels
 from tests.engine.scenario import MASTER, T0, Game
 from tests.engine.test_extra_roles import EXTRA, hang, shielded_night
 

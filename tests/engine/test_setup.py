@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from core.errors import SetupError
-from core.roles import Role
-from core.rules.setup import composition_for, parse, preset, validate
+from core.game.errors import SetupError
+from core.game.roles import Role
+from core.game.rules.setup import composition_for, parse, preset, validate
 
 
 @pytest.mark.parametrize("players", range(6, 31))

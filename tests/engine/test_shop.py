@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.rules.economy import ledger_entries
-from core.rules.shop import catalogue, protection_price
-from core.rules.voting import tally
-from core.state import Options, PhaseKind
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.rules.economy import ledger_entries
+from core.game.rules.shop import catalogue, protection_price
+from core.game.rules.voting import tally
+from core.game.state import Options, PhaseKind
 from tests.engine.scenario import Game
 
 ROLES = {
@@ -318,7 +318,7 @@ def test_shop_needs_the_module_and_currency() -> None:
     with pytest.raises(RuleError) as err:
         buy(g, "C1", "alarm_clock")
     assert err.value.code == "module_off"
-    from core.engine import create_game
+    from core.game.engine import create_game
 
     with pytest.raises(RuleError) as err:
         create_game(seed=1, master=1, title="x", options=Options(shop=True))
@@ -326,7 +326,7 @@ def test_shop_needs_the_module_and_currency() -> None:
 
 
 def test_protection_kind_parsing() -> None:
-    from core.rules.shop import parse_attacker
+    from core.game.rules.shop import parse_attacker
 
     g = game()
     s = g.state

@@ -4,8 +4,8 @@ in /votes (`tally_rows`) and the live count (`live_tally`)."""
 
 from __future__ import annotations
 
-from core.state import PhaseKind
-from core.visibility import live_tally, tally_rows
+from core.game.state import PhaseKind
+from core.sight.visibility import live_tally, tally_rows
 from tests.engine.scenario import Game
 
 ROLES = {"A": "mafioso:1", "B": "mafioso:1", "C": "investigator", "D": "sergeant",

@@ -1,4 +1,4 @@
-"""Issue 19, the words: what the engine's events say once rendered (core.narrate).
+"""Issue 19, the words: what the engine's events say once rendered (core.sight.narrate).
 
 A hanging is announced once; a morning never says "everybody is alive" when
 someone left; a missed turn says whose; a conditional order is confirmed when
@@ -7,11 +7,11 @@ carried out and names the item in full; phase lengths read in hours.
 
 from __future__ import annotations
 
-from core import commands as c
-from core.events import Event
-from core.guide import guide
-from core.narrate import describe, duration, plain
-from core.state import Options, PhaseKind
+from core.game import commands as c
+from core.game.events import Event
+from core.game.state import Options, PhaseKind
+from core.sight.guide import guide
+from core.sight.narrate import describe, duration, plain
 from tests.engine.scenario import Game
 from tests.engine.test_shop import ROLES, buy, game, to_day1
 

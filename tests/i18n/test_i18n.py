@@ -1,4 +1,4 @@
-"""Tests of the message catalogues and core.i18n."""
+"""Tests of the message catalogues and core.text.i18n."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core import i18n
-from core.i18n import (
+from core.text import i18n
+from core.text.i18n import (
     LOCALES_DIR,
     SUPPORTED_LANGUAGES,
     Catalogue,
@@ -340,7 +340,7 @@ def test_missing_key_raises_in_strict_mode() -> None:
 
 def test_missing_key_returns_key_in_production(caplog: pytest.LogCaptureFixture) -> None:
     i18n.set_strict(False)
-    with caplog.at_level(logging.WARNING, logger="core.i18n"):
+    with caplog.at_level(logging.WARNING, logger="core.text.i18n"):
         assert t("no.such.key.for.sure", "ru") == "no.such.key.for.sure"
     assert "no.such.key.for.sure" in caplog.text
 
@@ -457,5 +457,5 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_core_i18n_does_not_import_discord() -> None:
-    code = "import sys, core.i18n; assert 'discord' not in sys.modules, 'discord imported'"
+    code = "import sys, core.text.i18n; assert 'discord' not in sys.modules, 'discord imported'"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -1,6 +1,6 @@
 """Every catalogue string of both languages, rendered with sample values.
 
-Each key of each language goes through the real renderer (core.i18n.t, strict
+Each key of each language goes through the real renderer (core.text.i18n.t, strict
 mode, the same formatting of numbers and plural choice the bot uses) with
 sample values: names of both genders (and mentions), titles with quotes, counts
 0, 1, 2, 5, 11, 21 and fractional votes. Checked: no placeholder or key left, no
@@ -21,8 +21,8 @@ from fractions import Fraction
 
 import pytest
 
-from core import i18n
-from core.i18n import get_catalogue, plural_category, t
+from core.text import i18n
+from core.text.i18n import get_catalogue, plural_category, t
 
 LANGS = ("ru", "en")
 COUNTS: tuple[int | float | Fraction, ...] = (0, 1, 2, 5, 11, 21, 0.5, Fraction(3, 2))

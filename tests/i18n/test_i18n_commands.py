@@ -27,8 +27,8 @@ from cogs.translator import (
     is_valid_description,
     key_for,
 )
-from core import i18n
-from core.i18n import t
+from core.text import i18n
+from core.text.i18n import t
 from tests.bot.helpers import new_bot
 
 SUBCOMMAND = discord.AppCommandOptionType.subcommand.value

@@ -38,20 +38,21 @@ from cogs.ui.render import (
     status_embed,
     tally_embed,
 )
-from core import commands as c
-from core import i18n, sim
-from core.desk import desk_text
-from core.errors import ErrorCode, RuleError
-from core.events import Event, EventKind
-from core.i18n import has_key, keys, t
-from core.narrate import attacker_name, describe, describe_error
-from core.roles import Action, Role, Side
-from core.rules.economy import ledger_entries
-from core.rules.phases import GRAVEYARD
-from core.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
-from core.state import DeathCause, Options, PhaseKind
-from core.views import lobby_view, shop_view
-from core.visibility import card, public_view
+from core.game import commands as c
+from core.game.errors import ErrorCode, RuleError
+from core.game.events import Event, EventKind
+from core.game.roles import Action, Role, Side
+from core.game.rules.economy import ledger_entries
+from core.game.rules.phases import GRAVEYARD
+from core.game.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
+from core.game.state import DeathCause, Options, PhaseKind
+from core.play import sim
+from core.sight.desk import desk_text
+from core.sight.narrate import attacker_name, describe, describe_error
+from core.sight.views import lobby_view, shop_view
+from core.sight.visibility import card, public_view
+from core.text import i18n
+from core.text.i18n import has_key, keys, t
 from tests.i18n.test_i18n_sources import call_name, python_files, readable, string_values
 
 LANGS = ("ru", "en")
@@ -165,7 +166,7 @@ def notice_kinds() -> Found:
     return found
 
 
-# describe() (core/narrate.py) renders these kinds from several keys
+# describe() (core/sight/narrate.py) renders these kinds from several keys
 SPECIAL_EVENTS = {
     "thanked": ["event.thanked", "event.thanked_plain"],
     "clan_kill_failed": ["event.clan_kill_failed", "event.clan_kill_failed_gone"],
@@ -188,7 +189,7 @@ SPECIAL_EVENTS = {
                   "event.vote_shout_again_ghost"],
     "player_died": [f"event.{form}.{cause}" for form in ("died", "died_hidden") for cause in (
         "hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked")],
-    # the master's desk (core/desk.py)
+    # the master's desk (core/sight/desk.py)
     "night_explained": [f"desk.night.{k}" for k in (
         "head", "sequence", "void", "actor_dead", "target_gone", "fallback", "blocked",
         "wrecking", "protect", "check", "kill", "kill_again", "armour", "bad_kill", "club",

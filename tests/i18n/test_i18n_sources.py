@@ -1,7 +1,7 @@
 """Source scan: no user-facing text outside the message catalogues.
 
 Every word a player, a master or an operator reads comes from data/locales via
-core.i18n.t (cogs: cogs/ui/text.py).  This test parses cogs/, core/, bot.py and
+core.text.i18n.t (cogs: cogs/ui/text.py).  This test parses cogs/, core/, bot.py and
 cli.py with :mod:`ast` and flags
 
 * string literals passed where Discord (or the console) shows them: message
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ErrorCode
-from core.events import EventKind
-from core.i18n import keys
+from core.game.errors import ErrorCode
+from core.game.events import EventKind
+from core.text.i18n import keys
 
 REPO = Path(__file__).resolve().parents[2]
 SCANNED = ("cogs", "core", "bot.py", "cli.py")
@@ -82,10 +82,10 @@ ERRORS = frozenset({"RuleError", "SetupError"})
 # Cyrillic allowed where the code *reads* Russian (module-level name or function):
 # the composition parser's role names and keywords, the protection-target parser
 CYRILLIC_ALLOWED = {
-    ("core/roles.py", "CATALOGUE"),
-    ("core/rules/setup.py", "_COUNT"),
-    ("core/rules/setup.py", "_CLAN"),
-    ("core/rules/shop.py", "parse_attacker"),
+    ("core/game/roles.py", "CATALOGUE"),
+    ("core/game/rules/setup.py", "_COUNT"),
+    ("core/game/rules/setup.py", "_CLAN"),
+    ("core/game/rules/shop.py", "parse_attacker"),
 }
 
 # functions taking a catalogue key: name -> index of the key argument
@@ -334,7 +334,7 @@ def missing_keys(path: str, tree: ast.Module) -> list[Finding]:
 
 def test_the_scan_covers_the_code() -> None:
     files = dict(python_files())
-    assert {"cogs/lobby.py", "cogs/ui/render.py", "core/narrate.py", "bot.py"} <= set(files)
+    assert {"cogs/lobby.py", "cogs/ui/render.py", "core/sight/narrate.py", "bot.py"} <= set(files)
     assert len(files) > 30
     found = sum(len(list(used_keys(p, tree))) for p, tree in files.items())
     assert found > 200  # the scan does see the t()/L() calls
@@ -355,8 +355,8 @@ def test_every_key_the_code_names_exists_in_both_languages() -> None:
 BAD = textwrap.dedent('''
     """Module docstring: ignored, even with Русский текст."""
     import discord
-    from core.errors import RuleError
-    from core.i18n import t
+    from core.game.errors import RuleError
+    from core.text.i18n import t
 
     class Menu(discord.ui.View):
         def __init__(self, label: str = "Show my role") -> None:
@@ -409,7 +409,7 @@ def test_the_scan_flags_a_bad_snippet() -> None:
 
 def test_missing_keys_are_found() -> None:
     snippet = textwrap.dedent('''
-        from core.i18n import t
+        from core.text.i18n import t
         def f(lang, role, ok):
             key = "lobby.joined" if ok else "lobby.no_such_thing"
             return (t(key, lang), t(f"role.{role}.name", lang), t(f"role.{role}.colour", lang),

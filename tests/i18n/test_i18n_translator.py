@@ -20,8 +20,8 @@ from cogs.translator import (
     slugify,
     validate_translation,
 )
-from core import i18n
-from core.i18n import Catalogue, get_catalogue, keys
+from core.text import i18n
+from core.text.i18n import Catalogue, get_catalogue, keys
 
 L = TranslationContextLocation
 

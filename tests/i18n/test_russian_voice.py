@@ -5,7 +5,7 @@ notary's patterns coming back, over every Russian key.
 - a number before a counted noun comes from a plural table ("3 игрока", "5 лир"), never
   a bare "{count} игроков" nor a dodge like "(игроков: {count})";
 - a day or a night in prose by its ordinal ("первый день", "нулевая ночь", through
-  core.narrate.phase_words), "день 1" only in compact lists and headings named below;
+  core.sight.narrate.phase_words), "день 1" only in compact lists and headings named below;
 - a noun before every bare mention in an accusative (or other oblique) slot:
   "против игрока @X", "проверяет игрока @X", never "против @X" (a mention cannot be
   declined);
@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from core.i18n import t
-from core.narrate import phase_words
+from core.sight.narrate import phase_words
+from core.text.i18n import t
 
 PLURAL_FORMS = frozenset({"one", "few", "many", "other"})
 
@@ -44,7 +44,7 @@ COMPACT_PREFIXES = ("phase.", "status.phase.", "archive.", "alt.", "notice.")
 
 PHASE_NUMBER = re.compile(
     r"(?<![а-яё])(день|дня|дню|днём|ночь|ночи|ночью) (\{|\d)", re.IGNORECASE)
-#: placeholders that become a player's mention (core.narrate._PLAYER_KEYS and the like)
+#: placeholders that become a player's mention (core.sight.narrate._PLAYER_KEYS and the like)
 MENTION = (r"\{(uid|voter|target|actor|fallback|previous|old|new|by|acting|hanged|master|"
            r"if_hanged|unless_hanged|passed|name|names|decider|bouncer|owing)\}")
 BARE_MENTION = re.compile(

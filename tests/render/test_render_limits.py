@@ -31,11 +31,11 @@ from cogs.ui.render import (
     status_embed,
     tally_embed,
 )
-from core.events import Event
-from core.sim import play
-from core.state import GameState, Notice, Options
-from core.views import lobby_view, shop_view
-from core.visibility import card, public_view
+from core.game.events import Event
+from core.game.state import GameState, Notice, Options
+from core.play.sim import play
+from core.sight.views import lobby_view, shop_view
+from core.sight.visibility import card, public_view
 from tests.harness.world import ApiError, validate_message_body
 
 EVIL = "[official rules](https://evil.example/login) **x** @everyone "

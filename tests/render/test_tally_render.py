@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from cogs.tally import tally_message_embed
-from core.visibility import LiveTally, TallyLine, TallyVoter
+from core.sight.visibility import LiveTally, TallyLine, TallyVoter
 
 BIG = 10**18  # the longest snowflakes: the longest mentions
 

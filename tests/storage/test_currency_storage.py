@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core import commands as c
-from core.errors import RuleError
-from core.state import Options
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.state import Options
 from core.storage import wallets
 from core.storage.models import Ledger, Wallet
 from core.storage.service import GameService
@@ -77,9 +77,9 @@ def _agent_commands(state, clock, seed):
     """A few legal-looking commands per phase; refusals are fine."""
     import random
 
-    from core.engine import legal_targets, night_move
-    from core.rules.shop import ITEMS
-    from core.state import PhaseKind
+    from core.game.engine import legal_targets, night_move
+    from core.game.rules.shop import ITEMS
+    from core.game.state import PhaseKind
 
     rng = random.Random(f"{seed}:{state.seq}")
     for p in state.living():

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from core.sim import MASTER
+from core.play.sim import MASTER
 from core.storage.budget import Key, RateBudget
 from core.storage.db import close_db, init_db
 from core.storage.models import DELIVERED, PENDING, Outbox

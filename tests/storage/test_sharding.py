@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from bench.soak import play_stored
-from core import commands as c
-from core.sim import MASTER
-from core.state import Options, PhaseKind
+from core.game import commands as c
+from core.game.state import Options, PhaseKind
+from core.play.sim import MASTER
 from core.storage.db import close_db, init_db
 from core.storage.models import DELIVERED, EventLog, Game, Ledger, Outbox, UserStats, Wallet
 from core.storage.outbox import OutboxEntry, OutboxWorker
@@ -36,7 +36,7 @@ from core.storage.sharding import ShardFilter, guild_filter, shard_of
 from tests.storage.helpers import looked_again, until
 
 T_OLD = datetime(2025, 6, 1, tzinfo=UTC)  # pre-made games started then: overdue
-CLOCK = datetime(2025, 7, 1, tzinfo=UTC)  # the schedulers' frozen "now" (< core.sim.EPOCH)
+CLOCK = datetime(2025, 7, 1, tzinfo=UTC)  # the schedulers' frozen "now" (< core.play.sim.EPOCH)
 SHARDS = 2
 ROOT = Path(__file__).resolve().parents[2]  # on the workers' PYTHONPATH
 

@@ -12,10 +12,10 @@ from tortoise.connection import get_connection
 from tortoise.exceptions import OperationalError
 from tortoise.migrations.executor import MigrationExecutor, MigrationTarget
 
-from core import commands as c
-from core.rules.owing import reminder_at
+from core.game import commands as c
+from core.game.rules.owing import reminder_at
+from core.game.state import GameState
 from core.settings import database_config
-from core.state import GameState
 from core.storage.db import close_db, init_db
 from core.storage.models import Game
 from core.storage.service import GameService

@@ -6,10 +6,10 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from core import commands as c
-from core.rules.voting import current_votes
-from core.sim import MASTER
-from core.state import PhaseKind
+from core.game import commands as c
+from core.game.rules.voting import current_votes
+from core.game.state import PhaseKind
+from core.play.sim import MASTER
 from core.storage.models import EventLog
 from core.storage.service import GameService
 

@@ -12,10 +12,10 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connections
 from tortoise.exceptions import IntegrityError
 
-from core import commands as c
-from core.errors import RuleError
-from core.sim import MASTER
-from core.state import PhaseKind
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.state import PhaseKind
+from core.play.sim import MASTER
 from core.storage import statements
 from core.storage.groupcommit import GroupCommitter
 from core.storage.models import EventLog, Game, Outbox, UserStats

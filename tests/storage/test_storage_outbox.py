@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core import commands as c
-from core.sim import MASTER
+from core.game import commands as c
+from core.play.sim import MASTER
 from core.storage.db import close_db, init_db
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.outbox import (

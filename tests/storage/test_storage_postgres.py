@@ -17,8 +17,8 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from bench.soak import simulate_stored
-from core.sim import MASTER, play
-from core.state import Options
+from core.game.state import Options
+from core.play.sim import MASTER, play
 from core.storage.commit import count_stats
 from core.storage.db import close_db, init_db
 from core.storage.models import Game, Ledger, UserStats, Wallet

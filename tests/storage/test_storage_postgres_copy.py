@@ -17,9 +17,9 @@ import pytest
 
 import cli
 from bench.soak import simulate_stored
-from core import commands as c
-from core.sim import MASTER
-from core.state import Options
+from core.game import commands as c
+from core.game.state import Options
+from core.play.sim import MASTER
 from core.storage.copy import MODELS
 from core.storage.db import close_db, init_db
 from core.storage.models import Game, Ledger, UserStats, Wallet

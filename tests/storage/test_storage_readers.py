@@ -4,7 +4,7 @@ and both are read back from the database by a new process (a restart)."""
 
 from __future__ import annotations
 
-from core.deskpings import DEFAULT_PINGS
+from core.sight.deskpings import DEFAULT_PINGS
 from core.storage.models import Reader
 from core.storage.readers import Readers
 from core.storage.service import GameService

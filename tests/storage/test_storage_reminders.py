@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from core import commands as c
-from core.commands import COMMAND_ADAPTER
-from core.events import Event
-from core.state import PhaseKind
+from core.game import commands as c
+from core.game.commands import COMMAND_ADAPTER
+from core.game.events import Event
+from core.game.state import PhaseKind
 from core.storage.db import close_db, init_db
 from core.storage.models import EventLog, Outbox
 from core.storage.scheduler import DeadlineScheduler

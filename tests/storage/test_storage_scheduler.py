@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from core import commands as c
-from core.commands import COMMAND_ADAPTER
-from core.sim import MASTER
-from core.state import PhaseKind
+from core.game import commands as c
+from core.game.commands import COMMAND_ADAPTER
+from core.game.state import PhaseKind
+from core.play.sim import MASTER
 from core.storage.db import close_db, init_db
 from core.storage.models import EventLog
 from core.storage.scheduler import DeadlineScheduler

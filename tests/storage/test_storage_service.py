@@ -13,11 +13,11 @@ from tortoise.connection import get_connection
 from tortoise.migrations.autodetector import MigrationAutodetector
 
 from bench.soak import simulate_stored
-from core import commands as c
-from core.errors import RuleError
+from core.game import commands as c
+from core.game.errors import RuleError
+from core.game.state import Options
+from core.play.sim import MASTER
 from core.settings import database_config
-from core.sim import MASTER
-from core.state import Options
 from core.storage import statements
 from core.storage.db import close_db, init_db
 from core.storage.models import EventLog, Game, GamePlayer, Ledger, Outbox, UserStats

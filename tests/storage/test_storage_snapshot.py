@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from core import commands as c
-from core.engine import legal_targets, night_move
-from core.errors import RuleError
-from core.sim import MASTER
-from core.state import GameState, Options, PhaseKind
+from core.game import commands as c
+from core.game.engine import legal_targets, night_move
+from core.game.errors import RuleError
+from core.game.state import GameState, Options, PhaseKind
+from core.play.sim import MASTER
 from core.storage.commit import SNAPSHOT_EVERY
 from core.storage.models import Game
 from core.storage.service import GameService, ReplayMismatch

@@ -6,8 +6,8 @@ from typing import Any
 
 async def fill_reminders(apps: Any, schema_editor: Any) -> None:
     """Running games keep their due reminder: computed once from the stored state."""
-    from core.rules.owing import reminder_at
-    from core.state import GameState
+    from core.game.rules.owing import reminder_at
+    from core.game.state import GameState
     from core.storage import statements
 
     conn = schema_editor.client
