@@ -175,9 +175,17 @@ async def rest_per_game(workdir: Path, seed: int = 5) -> dict[str, Any]:
     phases = events["phase_started"]
     # check-ins have no post of their own: day 0's check-in list shows them (tally entries)
     public_actions = events["vote_cast"] + events["vote_withdrawn"]
-    voting_days = sum(1 for _, _, evs in log for e in evs
-                      if e.kind == "phase_started" and e.data["phase"] == "day"
-                      and e.data["number"] > 0)
+    # a day's live count is posted with its first vote (none for a day nobody voted in);
+    # day 0's check-in list is posted at dawn: one live message each
+    voted: set[int] = set()
+    day = 0
+    for _, _, evs in log:
+        for e in evs:
+            if e.kind == "phase_started":
+                day = e.data["number"] if e.data["phase"] == "day" else -1
+            elif e.kind == "vote_cast" and day > 0:
+                voted.add(day)
+    voting_days = len(voted) + 1
     board = 1  # the signup board
     bound = interactions + board + public_actions + (phases + 1) + (1 + teams) \
         + places_bound + tally_entries

@@ -76,7 +76,8 @@ def test_bench_smoke_older_sections(tmp_path: Path,
         + rest["phases"] + 1 + rest["teams"] + 1 + rest["places_bound"] \
         + rest["tally_entries"]
     assert rest["places_bound"] > 0 and rest["places_calls"] >= rest["places_bound"]
-    assert rest["tally_posts"] == rest["voting_days"]  # one live count per voting day
+    # one live count per day with a vote, and day 0's check-in list
+    assert rest["tally_posts"] == rest["voting_days"]
     assert rest["dm_channels_opened"] == 0
     # the busiest channel's messages per 5 s: counted from the messages the fake accepted
     peak = rest["channel_peak"]

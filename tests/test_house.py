@@ -264,7 +264,8 @@ COGS_ALSO = {
 
 def _all_imports(path: Path) -> set[str]:
     """Every module `path` names in an import, at any depth (function bodies and
-    `if TYPE_CHECKING:` blocks included): `from core.game import rules` names core.game.rules.
+    `if TYPE_CHECKING:` blocks included): `from core.game import rules` names
+    core.game.rules.
     Relative imports stay inside cogs/, so they are left out."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -284,10 +285,14 @@ def _forbidden(names: set[str]) -> list[str]:
     return sorted(n for n in names if _under(n, FORBIDDEN_TO_BOT))
 
 
+#: Bare packages: only the way to spell `from core.game import commands`.
+PACKAGES = ("core", "core.storage", "core.text", "core.game", "core.sight", "core.play")
+
+
 def _not_allowed(names: set[str], also: tuple[str, ...] = ()) -> list[str]:
-    """Project names a cog imports beyond its allow-list (the bare packages `core` and
-    `core.storage` are only the way to spell `from core.game import commands`)."""
-    return sorted(n for n in names if _top(n) == "core" and n not in ("core", "core.storage")
+    """Project names a cog imports beyond its allow-list (a bare package of core/ is
+    only the way to spell `from core.game import commands`)."""
+    return sorted(n for n in names if _top(n) == "core" and n not in PACKAGES
                   and not _under(n, COGS_MAY_IMPORT + also))
 
 
