@@ -176,28 +176,47 @@ async def measure(workdir: Path, *, processes: int, games: int, samples: int, wo
                 stderr=files[-1], limit=1 << 26))  # the result line carries every latency
         ready = await asyncio.wait_for(
             asyncio.gather(*(_line(p, "ready") for p in procs)), limit_s)
-        for p in procs:  # everyone is set up: start the measured phases together
-            assert p.stdin is not None
-            p.stdin.write(b"go\n")
-        for p in procs:
-            assert p.stdin is not None
-            await p.stdin.drain()
-        results = await asyncio.wait_for(
-            asyncio.gather(*(_line(p, "result") for p in procs)), limit_s)
-        codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), 120)
-        if any(codes):
-            raise RuntimeError(f"a child failed after reporting: exit statuses {codes}")
+        results = await go_and_collect(procs, limit_s, exit_s=120)
     except Exception as err:
-        tails = "\n".join(f"--- shard {i} ---\n{_tail(path)}" for i, path in enumerate(logs))
-        raise RuntimeError(f"bench.processes failed: {err!r}\n{tails}") from err
+        raise failed("bench.processes", err, logs) from err
     finally:
-        for p in procs:  # only on failure is any still running
-            if p.returncode is None:
-                p.kill()
-                await p.wait()
-        for f in files:
-            f.close()
+        await stop(procs, files)
     return combine(results, ready)
+
+
+async def go_and_collect(procs: list[asyncio.subprocess.Process], limit_s: float, *,
+                         exit_s: float) -> list[dict[str, Any]]:
+    """Everyone is set up: start the children's measured phases together, then read each
+    one's result line and wait for it to exit (a child failing after it reported is a
+    failed run)."""
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write(b"go\n")
+    for p in procs:
+        assert p.stdin is not None
+        await p.stdin.drain()
+    results = await asyncio.wait_for(
+        asyncio.gather(*(_line(p, "result") for p in procs)), limit_s)
+    codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), exit_s)
+    if any(codes):
+        raise RuntimeError(f"a child failed after reporting: exit statuses {codes}")
+    return list(results)
+
+
+def failed(name: str, err: Exception, logs: list[Path]) -> RuntimeError:
+    """The run's failure with the end of every child's log."""
+    tails = "\n".join(f"--- shard {i} ---\n{_tail(path)}" for i, path in enumerate(logs))
+    return RuntimeError(f"{name} failed: {err!r}\n{tails}")
+
+
+async def stop(procs: list[asyncio.subprocess.Process], files: list[IO[bytes]]) -> None:
+    """Kill what still runs (only on failure is any) and close the children's logs."""
+    for p in procs:
+        if p.returncode is None:
+            p.kill()
+            await p.wait()
+    for f in files:
+        f.close()
 
 
 def _tail(path: Path, chars: int = 3000) -> str:

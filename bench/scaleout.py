@@ -52,7 +52,8 @@ from typing import IO, Any
 from tests.harness.ratelimits import RateLimits, _major, bucket_hash
 
 from .e2e import summary
-from .processes import ROOT, ShardSnowflakes, _line, _say, _tail
+from .processes import ROOT, ShardSnowflakes, _line, _say, failed, go_and_collect, stop
+from .targets import _poisson
 
 #: shared window: start (monotonic s), count in it, counted in all, global 429s in all
 _LAYOUT = struct.Struct("dqqq")
@@ -210,23 +211,12 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
 
 
 async def _play(bench: Any, rate: float, rng: random.Random, stop: float) -> int:
-    """/vote and /night at `rate`/s (Poisson) over the bench's games until `stop`."""
-    loop = asyncio.get_running_loop()
-    tasks: set[asyncio.Task[None]] = set()
-    sent, due, turn = 0, loop.time(), 0
+    """/vote and /night in turn at `rate`/s (Poisson) over the bench's games until `stop`
+    (bench.targets' Poisson sender)."""
+    turns = iter(range(1, 1 << 62))
     kinds = ("vote", "night")
-    while time.perf_counter() < stop:
-        turn += 1
-        task = asyncio.create_task(bench.fire(rng.choice(bench.games), kinds[turn % 2], rng))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-        sent += 1
-        due += rng.expovariate(rate)
-        delay = due - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-    await asyncio.gather(*tasks, return_exceptions=True)
-    return sent
+    return await _poisson(bench, bench.games, lambda _game: kinds[next(turns) % 2], rate,
+                          rng, lambda _sent: time.perf_counter() >= stop)
 
 
 # --- the parent -----------------------------------------------------------------------
@@ -292,25 +282,11 @@ async def measure(postgres: str, workdir: Path, *, processes: int = 4, games: in
             f"{max(r['built_s'] for r in ready):.0f} s, copied "
             f"{max(r['copied_s'] for r in ready):.0f} s); "
             f"{rate:.1f} commands/s for {seconds:g} s ...")
-        for p in procs:
-            assert p.stdin is not None
-            p.stdin.write(b"go\n")
-            await p.stdin.drain()
-        results = await asyncio.wait_for(
-            asyncio.gather(*(_line(p, "result") for p in procs)), limit_s)
-        codes = await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), 300)
-        if any(codes):
-            raise RuntimeError(f"a child failed after reporting: exit statuses {codes}")
+        results = await go_and_collect(procs, limit_s, exit_s=300)
     except Exception as err:
-        tails = "\n".join(f"--- shard {i} ---\n{_tail(path)}" for i, path in enumerate(logs))
-        raise RuntimeError(f"bench.scaleout failed: {err!r}\n{tails}") from err
+        raise failed("bench.scaleout", err, logs) from err
     finally:
-        for p in procs:
-            if p.returncode is None:
-                p.kill()
-                await p.wait()
-        for f in files:
-            f.close()
+        await stop(procs, files)
         with contextlib.suppress(Exception):
             await _scratch_db(postgres, name, drop=True)
     return combine(results, read_window(window), rate=rate, seconds=seconds)
