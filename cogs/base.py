@@ -118,3 +118,21 @@ class PlayerArg(app_commands.Transformer):
             if member is not None:
                 shown[uid] = member.display_name
         return await observe.choices(info.id, interaction.user.id, self.kind, shown)
+
+
+class CastTargetArg(PlayerArg):
+    """/cast's target: once the spell is chosen, only whom the engine would accept for
+    it (a ghost for a day spell, never for a night spell); before, every voter."""
+
+    def __init__(self) -> None:
+        super().__init__("voters")
+
+    async def offered(self, interaction: discord.Interaction[MafiaBot], info: GameInfo
+                      ) -> list[tuple[int, str]]:
+        everyone = await super().offered(interaction, info)
+        spell = getattr(interaction.namespace, "spell", None)
+        if not isinstance(spell, str) or not spell:
+            return everyone
+        allowed = set(await interaction.client.observe.cast_targets(
+            info.id, interaction.user.id, spell))
+        return [(uid, label) for uid, label in everyone if uid in allowed]

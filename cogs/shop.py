@@ -17,7 +17,7 @@ from core.storage import wallets
 from core.storage.observer import GameInfo, Outcome
 from core.text.i18n import t
 
-from .base import GameCog, PlayerArg
+from .base import CastTargetArg, GameCog, PlayerArg
 from .ui.render import shop_embed
 from .ui.text import L, command_kwargs, localized, mention, user_lang
 from .utils.bot import MafiaBot
@@ -89,7 +89,7 @@ class Shop(GameCog):
     @localized("cast", "spell", "target", "if_hanged", "unless_hanged", "if_nobody_hanged")
     @app_commands.choices(spell=SPELL_CHOICES)
     async def cast(self, interaction: discord.Interaction[MafiaBot], spell: str,
-                   target: app_commands.Transform[int, PlayerArg("voters")],
+                   target: app_commands.Transform[int, CastTargetArg()],
                    if_hanged: app_commands.Transform[int, PlayerArg("living")] | None = None,
                    unless_hanged: app_commands.Transform[int, PlayerArg("living")] | None = None,
                    if_nobody_hanged: bool = False) -> None:

@@ -25,7 +25,7 @@ from core.game.commands import Command
 from core.game.events import Event, EventKind
 from core.game.state import GameState
 from core.play.balance import Job, job_for
-from core.sight import desk, places, views
+from core.sight import desk, legal, places, views
 from core.sight.guide import Guide, guide
 from core.sight.places import PING_KIND as PING_KIND
 from core.sight.places import PLACE_KIND as PLACE_KIND
@@ -167,6 +167,11 @@ class Observer:
                       shown: Mapping[int, str]) -> list[tuple[int, str]]:
         """The players `uid` may name in an option of `kind`, labelled for a menu."""
         return views.target_choices(await self._state(game_id), uid, kind, dict(shown))
+
+    async def cast_targets(self, game_id: int, uid: int, spell: str) -> list[int]:
+        """Whom /cast may name with `spell`, by the engine's own target check (a ghost
+        for a day spell, never for a night spell)."""
+        return legal.cast_targets(await self._state(game_id), uid, spell)
 
     # --- phases ---------------------------------------------------------------------
     async def seen(self, game_id: int) -> tuple[int, int]:

@@ -311,3 +311,34 @@ async def test_thanks_say_a_premium_in_lira_and_none_without_one(h: Harness) -> 
               premium_lira="5 лир")
     assert said.endswith("премия из своего кошелька — 5 лир.")
     assert any(said in descriptions(b) for b in posts_to(h, t.channel))
+
+
+async def test_cast_offers_a_ghost_for_a_day_spell_and_never_for_a_night_spell(
+        h: Harness) -> None:
+    """/cast's target menu follows the spell chosen: the engine's own target check (a
+    ghost votes while the occultist lives, but has no night move to spell)."""
+    from core.game.rules.shop import DAY_SPELLS, NIGHT_SPELLS
+
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer; occultist",
+                         extra_roles=True, currency=True, shop=True)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    await t.advance()  # day 1
+    hanged = (await t.holders(Role.CITIZEN))[0]
+    for p in await t.living():
+        await t.do(p, "vote", player=str(hanged.id))
+    await t.advance()  # hanged; the occultist lives: a ghost
+    caster = next(p for p in await t.living() if p.id != hanged.id)
+
+    async def offered(spell: str) -> set[str]:
+        res = await h.autocomplete(caster, "cast", option="target", channel=t.channel,
+                                   options={"spell": spell})
+        return {str(c.value) for c in res.choices}
+
+    day, night = sorted(DAY_SPELLS)[0], sorted(NIGHT_SPELLS)[0]
+    assert str(hanged.id) in await offered(day)
+    assert str(hanged.id) not in await offered(night)
+    living = {str(p.id) for p in await t.living()}
+    assert await offered(night) <= living  # whom the engine's check takes, all alive
+    assert await offered(day) - living == {str(hanged.id)}
