@@ -117,7 +117,7 @@ async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
     elif applied.answered:
         await _answer_publicly(interaction, info, applied)
         return
-    await interaction.response.send_message(embed=reply_embed(event, info.language),
+    await interaction.response.send_message(embed=reply_embed(event, user_lang(interaction)),
                                             ephemeral=True)
 
 

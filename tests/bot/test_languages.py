@@ -396,3 +396,19 @@ async def test_a_refused_command_does_not_change_the_readers_language(h: Harness
     assert await t_.bot.service.readers.language(t_.game_id, english.id, "?") == "en"
     card = await last_push(h, t_, english.id)
     assert t("places.welcome", "en", title="Палермо") in card.content
+
+
+async def test_a_check_in_is_acknowledged_in_the_senders_language(h: Harness) -> None:
+    """A Russian game: the private acknowledgement of a check-in (the day 0 list shows it
+    publicly) is in the sender's client language, the list in the game's."""
+    t_ = await seat(h, h.default_guild, "Палермо", ["en-US", "ru"] + ["ru"] * 8,
+                    master_locale="ru", extra_roles=True)
+    for p, lang in zip(t_.players[:2], ("en", "ru"), strict=True):
+        res = await t_.do(p, "checkin")
+        assert res.ephemeral, res.text
+        assert res.embeds, res.text
+        said = res.embeds[0].get("description", "") + res.embeds[0].get("title", "")
+        other = "ru" if lang == "en" else "en"
+        me = f"<@{p.id}>"
+        assert head("event.checked_in", lang, uid=me) in said, said
+        assert head("event.checked_in", other, uid=me) not in said, said
