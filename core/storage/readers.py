@@ -6,8 +6,9 @@ interaction: no request). That is a presentation preference, not a rule, so it i
 kept in its own table beside the game (models.Reader) rather than in the state: the
 replayed log stays the same whatever clients the players use, and the master's log
 carries no noise. A row is written only when the value changes (the values are cached
-per game), in a transaction of its own, before the command's reply, so it survives a
-restart; it is read when a push is rendered, so a later switch applies to later pushes.
+per game), in a transaction of its own, once a command went through (a refused one
+writes nothing), so it survives a restart; it is read when a push is rendered, so a
+later switch applies to later pushes.
 """
 
 from __future__ import annotations
