@@ -28,6 +28,7 @@ from typing import Any
 
 import discord
 
+from core.game.events import EventKind
 from core.sight.narrate import phase_words, votes
 from core.sight.tallies import TALLY_KIND, message_key, tally_outbox
 from core.sight.visibility import LiveTally
@@ -79,13 +80,18 @@ def checkin_embed(tally: LiveTally, lang: str) -> discord.Embed:
                                               [t("tally.checkin.none", lang)],
                                               DESCRIPTION_LIMIT, "\n"), colour=RED)
     if not tally.closed:
-        if tally.not_voted:
-            embed.add_field(name=t("tally.checkin.not_yet", lang), value=_joined(
-                [mention(u) for u in tally.not_voted], FIELD_LIMIT), inline=False)
-        if tally.deadline is not None:
-            embed.add_field(name=t("tally.checkin.closes", lang), value=when(tally.deadline),
-                            inline=False)
+        _still_open(embed, tally, lang, "tally.checkin.not_yet", "tally.checkin.closes")
     return embed
+
+
+def _still_open(embed: discord.Embed, tally: LiveTally, lang: str, waiting: str,
+                closes: str) -> None:
+    """An open list's fields: who has still to act, and when it closes."""
+    if tally.not_voted:
+        embed.add_field(name=t(waiting, lang), value=_joined(
+            [mention(u) for u in tally.not_voted], FIELD_LIMIT), inline=False)
+    if tally.deadline is not None:
+        embed.add_field(name=t(closes, lang), value=when(tally.deadline), inline=False)
 
 
 def tally_message_embed(tally: LiveTally, lang: str) -> discord.Embed:
@@ -112,12 +118,7 @@ def tally_message_embed(tally: LiveTally, lang: str) -> discord.Embed:
         embed.add_field(name=t("tally.live.result", lang), value=result[:FIELD_LIMIT],
                         inline=False)
     else:
-        if tally.not_voted:
-            embed.add_field(name=t("tally.live.not_voted", lang), value=_joined(
-                [mention(u) for u in tally.not_voted], FIELD_LIMIT), inline=False)
-        if tally.deadline is not None:
-            embed.add_field(name=t("tally.live.closes", lang), value=when(tally.deadline),
-                            inline=False)
+        _still_open(embed, tally, lang, "tally.live.not_voted", "tally.live.closes")
     if tally.ghosts:
         embed.set_footer(text=t("votes.ghost_note", lang))
     return embed
@@ -187,7 +188,7 @@ async def setup(bot: MafiaBot) -> None:
 
 
 #: public events the live message shows instead of a post of their own (cogs/delivery.py)
-LISTED_EVENTS = frozenset({"checked_in"})
+LISTED_EVENTS = frozenset({EventKind.CHECKED_IN})
 
 __all__ = ["LISTED_EVENTS", "TALLY_KIND", "LiveTallies", "tally_message_embed",
            "tally_outbox"]
