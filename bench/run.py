@@ -570,6 +570,9 @@ def targets_table(out: dict[str, Any]) -> str:
         f"p50 {_f(sm['interactions']['p50_ms'])} ms, p99 "
         f"{_f(sm['interactions']['p99_ms'])} ms (/vote and /night only: p99 "
         f"{_f(sm['durable_latency']['p99_ms'])} ms over {sm['durable_latency']['n']})",
+        *(f"    {dict(night='night end', lynch='lynch')[k]}: requests a game by where they went: "
+          + ", ".join(f"{d} {_f(n, 2)}" for d, n in sm.get("where_per_game", {}).get(k, {})
+                      .items()) for k in ("night", "lynch")),
         f"  memory: {_f(mem['kib_per_game'])} KiB per game: a fresh bot process holding "
         f"every live state ({mem['fresh_games']} games; storm games at "
         f"{mem['storm_games_by_day']}) {_f(mem['state_kib_per_game'])} KiB RSS a game + "

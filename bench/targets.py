@@ -141,8 +141,22 @@ async def _prepare_lynch(bench: Bench, game: LiveGame, rng: random.Random) -> No
 
 
 async def _prepare_night(bench: Bench, game: LiveGame, rng: random.Random) -> None:
-    """Day 1 ends without a lynch; every night actor gives an order (kills included)."""
+    """Day 1 is played (every living player but one votes: a lynch at dusk, one idler a
+    game), then every night actor gives an order (kills included).
+
+    Until issue 30's last round nobody voted on day 1, so each of a game's idle players
+    got a "missed turn" warning in his place and a line on the desk at the night's end:
+    half the players of every game idle for a whole turn, which forum games do not see.
+    One idler a game keeps that cost in the figure at a forum's rate."""
     svc, now = bench.service, datetime.now(UTC)
+    living = [p.uid for p in (await svc.state(game.id)).living()]
+    idler = rng.choice(living)
+    target = rng.choice([u for u in living if u != idler])
+    other = next(u for u in living if u not in (target, idler))
+    for uid in living:
+        if uid != idler:
+            await _try(svc, game.id, c.Vote(by=uid, at=now,
+                                            target=other if uid == target else target))
     await svc.apply(game.id, c.Advance(by=game.master, at=now))
     state = await svc.state(game.id)
     for uid in [p.uid for p in state.living()]:
@@ -488,6 +502,11 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         if guild in quiet:
             by_quiet[kinds[guild]] += 1
 
+    where: dict[str, Counter[str]] = {"night": Counter(), "lynch": Counter()}
+    for _, route, guild, cid, status in entries:
+        if guild in quiet and status < 300:
+            where[kinds[guild]][_destination(h, route, cid, channels)] += 1
+
     def per_game(kind: str) -> float:
         mine = [g for g in groups[kind] if g.guild_id in quiet]
         if mine:
@@ -521,6 +540,8 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         "rest_without_guild": by_kind["none"], "rest_steady_guilds": by_kind["steady"],
         "rest_per_game_night_end": per_game("night"),
         "rest_per_game_lynch": per_game("lynch"),
+        "where_per_game": {k: {d: n / max(1, sum(1 for g in groups[k] if g.guild_id in quiet))
+                               for d, n in where[k].most_common()} for k in where},
         "quiet_games": {k: sum(1 for g in groups[k] if g.guild_id in quiet)
                         for k in ("night", "lynch")},
         "deaths_per_night_end": sum(deaths) / max(1, len(deaths)),
@@ -535,6 +556,23 @@ async def _storm(bench: Bench, groups: dict[str, list[LiveGame]], sizes: TargetS
         "tally_pending_after": await Outbox.filter(id__in=list(tally_ids),
                                                    status=PENDING).count(),
     }
+
+
+def _destination(h: Any, route: str | None, cid: int, game_channels: set[int]) -> str:
+    """Where a request went, for the phase change's breakdown: the game channel, a
+    player's place (a private thread), the master's desk, another channel (teams, the
+    graveyard), or a permission change."""
+    route = route or ""
+    if "/permissions/" in route or (route.startswith("PATCH") and "/messages" not in route):
+        return "permissions"
+    channel = h.world.channels.get(cid) or {}
+    if cid in game_channels:
+        return "game channel (edits)" if route.startswith("PATCH") else "game channel"
+    if channel.get("type") in (11, 12):
+        return "places"
+    if channel.get("name") == "master-desk":
+        return "desk"
+    return "team channels" if channel else "other"
 
 
 def targets(out: dict[str, Any]) -> dict[str, Any]:
