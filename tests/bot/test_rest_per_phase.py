@@ -19,10 +19,11 @@ from tests.harness import Harness
 
 #: per phase change, non-interaction REST requests of one game of eight
 # measured: 5 and 8 (the dead's silence now one PATCH of the game channel's overwrite
-# list, not a PUT per death: the same count for one death). Before issue 30: 6 and 8, one member-role DELETE per death (the
-# guild's scarce route, 10 per 10 s); then 5 and 7; issue 28's silence of the dead adds
-# one permission overwrite per death on the game channel (a channel route) back; the
-# new day's live count is no longer posted empty at dawn (the first vote posts it): 5.
+# list, not a PUT per death: the same count for one death). Before issue 30: 6 and 8,
+# one member-role DELETE per death (the guild's scarce route, 10 per 10 s); then 5 and
+# 7; issue 28's silence of the dead adds one permission overwrite per death on the game
+# channel (a channel route) back; the new day's live count is no longer posted empty at
+# dawn (the first vote posts it): 5.
 # The lynch's 8: the announcement, the live count's final edit, the hanged's silence,
 # his place, a second place, the desk, and his clan's channel (its permissions, a post).
 NIGHT_END_BOUND = 5
