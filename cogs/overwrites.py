@@ -54,14 +54,12 @@ MAX_OVERWRITES = 100
 
 
 def cached_overwrites(channel: discord.abc.GuildChannel) -> dict[int, Entry]:
-    """The channel's overwrites as discord.py's cache holds them (roles and members)."""
-    out: dict[int, Entry] = {}
-    for target, overwrite in channel.overwrites.items():
-        role = isinstance(target, discord.Role) or \
-            (isinstance(target, discord.Object) and target.type is discord.Role)
-        allow, deny = overwrite.pair()
-        out[target.id] = (ROLE if role else MEMBER, allow.value, deny.value)
-    return out
+    """The channel's overwrites as discord.py's cache holds them (roles and members), bit
+    for bit. Read from the private `_overwrites` (docs/dependencies.md): the public
+    `overwrites` goes through PermissionOverwrite, which drops every bit this discord.py
+    has no name for, and a PATCH of the whole list would take those from an admin's."""
+    return {o.id: (ROLE if o.type == ROLE else MEMBER, o.allow, o.deny)
+            for o in channel._overwrites}
 
 
 def payload_overwrites(payload: Any) -> dict[int, Entry]:
