@@ -36,6 +36,7 @@ from core.storage.observer import (
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t
 
+from .silence import Silencer
 from .ui.markup import only_role, only_users, user_text
 from .ui.render import card_embed, event_embed
 from .ui.text import mention
@@ -47,13 +48,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PLACES_KINDS = frozenset({PING_KIND, PLACE_KIND, SILENCE_KIND})
-# What a silenced (dead) member is denied in the game channel and its threads: every way
-# of posting, but not application commands: a ghost's vote is /vote (RULES.md §3).
-MUTE: tuple[str, ...] = (
-    "send_messages", "send_messages_in_threads", "create_public_threads",
-    "create_private_threads", "add_reactions", "attach_files", "embed_links",
-    "send_tts_messages", "send_voice_messages", "send_polls", "use_external_apps",
-)
 ROLE_KEY = "ping_role"
 PLACE_PREFIX = "place:"
 WEEK: Literal[10080] = 10080  # minutes: the longest auto-archive Discord allows
@@ -90,6 +84,7 @@ class Places:
         self._checked: set[int] = set()
         self._locks: dict[int, asyncio.Lock] = {}  # game -> its private_channels writes
         self._role_locks: dict[int, asyncio.Lock] = {}  # game -> making its role
+        self.silencer = Silencer(bot)
 
     @property
     def service(self) -> GameService:
@@ -208,29 +203,8 @@ class Places:
 
     # --- the dead are silent in the game channel ---------------------------------------------
     async def silence(self, info: GameInfo, change: dict[str, Any]) -> None:
-        """Deny (or give back) the posting permissions of `MUTE` to members in the game
-        channel, through their member overwrite: whatever else it holds (an admin's deny of
-        Manage Threads, RULES.md §8) is kept. Idempotent: a retry sets the same bits."""
-        channel = self.bot.get_channel(info.channel_id)
-        guild = self.bot.get_guild(info.guild_id)
-        held = guild.me.guild_permissions if guild is not None else discord.Permissions.all()
-        bits = discord.Permissions(**{n: True for n in MUTE
-                                      if held.administrator or getattr(held, n)}).value
-        reason = t("places.reason", info.language, title=info.title[:80])
-        for uid, mute in [(u, True) for u in change.get("mute", [])] + \
-                [(u, False) for u in change.get("unmute", [])]:
-            allow, deny = 0, 0
-            if isinstance(channel, discord.abc.GuildChannel):
-                pair = channel.overwrites_for(discord.Object(id=uid)).pair()
-                allow, deny = pair[0].value, pair[1].value
-            allow, deny = (allow & ~bits, deny | bits) if mute else (allow, deny & ~bits)
-            if allow or deny:
-                await self._ignoring_gone(self.bot.http.edit_channel_permissions(
-                    info.channel_id, uid, str(allow), str(deny), 1, reason=reason))
-            else:
-                with contextlib.suppress(discord.NotFound):
-                    await self.bot.http.delete_channel_permissions(info.channel_id, uid,
-                                                                   reason=reason)
+        """Who may post in the game channel: one request per change (cogs/silence.py)."""
+        await self.silencer.apply(info, change)
 
     # --- the private places -----------------------------------------------------------------
     def _thread_name(self, info: GameInfo, seat: int) -> str:

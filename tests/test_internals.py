@@ -66,6 +66,22 @@ async def test_bucket_cleanup_hook_the_amortized_cleanup_replaces() -> None:
     assert calls == [1] and "a" in http._buckets
 
 
+def test_channel_overwrites_keep_raw_bits_for_the_whole_list() -> None:
+    """cogs/overwrites.py reads `GuildChannel._overwrites`: entries with `id`, `type`,
+    `allow`, `deny` as Discord's ints, an unnamed bit included (the public `overwrites`
+    drops it), filled from a channel payload's `permission_overwrites`."""
+    from discord.abc import _Overwrites
+
+    unnamed = 1 << 62
+    entry = _Overwrites({"id": "7", "type": 1, "allow": str(unnamed | 1), "deny": "2"})
+    assert (entry.id, entry.type, entry.allow, entry.deny) == (7, 1, unnamed | 1, 2)
+    assert "self._overwrites.append(overwrite)" in _source(
+        discord.abc.GuildChannel._fill_overwrites)
+    pair = discord.PermissionOverwrite.from_pair(discord.Permissions(entry.allow),
+                                                 discord.Permissions(entry.deny)).pair()
+    assert not pair[0].value & unnamed  # why the public view will not do
+
+
 def test_voice_warning_flags_bot_py_lowers() -> None:
     """quiet_voice_warnings() sets these class flags before Client.__init__ reads them."""
     assert isinstance(discord.VoiceClient.warn_nacl, bool)

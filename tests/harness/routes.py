@@ -37,6 +37,8 @@ from .world import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: `permission_overwrites` of PATCH /channels/{id}: maxItems in Discord's OpenAPI description
+MAX_OVERWRITES = 100
 
 
 def route(*keys: str) -> Callable[[F], F]:
@@ -473,11 +475,18 @@ class RestApi:
         if self._archived(ch) and set(body) - {"archived", "locked"}:
             raise ApiError(400, 50083, "Thread is archived")  # open it first
         if "permission_overwrites" in body:
+            # the whole list replaces the channel's (Manage Roles besides Manage Channels;
+            # at most 100 entries, OpenAPI update_channel; a role's must exist, as for PUT)
+            listed = body["permission_overwrites"] or []
+            if len(listed) > MAX_OVERWRITES:
+                raise invalid_form("permission_overwrites", "BASE_TYPE_MAX_LENGTH",
+                                   f"Must be {MAX_OVERWRITES} or fewer in length.")
             self.world.require_channel(cid, perms.MANAGE_ROLES)
-            self.world.require_overwrite_grantable(gid, body["permission_overwrites"] or [])
-            ch["permission_overwrites"] = self.world.normalize_overwrites(
-                body["permission_overwrites"] or []
-            )
+            self.world.require_overwrite_grantable(gid, listed)
+            for ow in listed:
+                if int(ow.get("type", 0)) == 0:
+                    self.world.role(gid, int(ow["id"]))
+            ch["permission_overwrites"] = self.world.normalize_overwrites(listed)
         if "name" in body:
             name = str(body["name"])
             ch["name"] = name.lower().replace(" ", "-") if ch["type"] == TEXT else name
