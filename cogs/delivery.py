@@ -21,9 +21,10 @@ nonces and mentions then hold for it too, with nothing to add per kind.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -42,10 +43,11 @@ from core.storage.observer import (
     NotFinished,
     Observer,
 )
-from core.storage.outbox import OutboxEntry, RetryAfter
+from core.storage.outbox import Hold, OutboxEntry, RetryAfter
 from core.text.i18n import t
 
 from . import ratelimits
+from .gathering import DESK, Gathering, channel_of
 from .overwrites import member_overwrite
 from .places import PLACES_KINDS, Places, is_place_key
 from .tally import LISTED_EVENTS, TALLY_KIND, LiveTallies
@@ -100,17 +102,15 @@ def route(event: Event) -> bool:
 # a player's private push, a team channel or the live count never waits until every
 # announcement of every game is out, and a guild's slow windows (channel creations,
 # member roles) hold back only their own lane of their own game.
-LANE_ANNOUNCE, LANE_PRIVATE, LANE_CHANNELS, LANE_COSMETIC, LANE_ROLES = 0, 1, 2, 3, 4
-LANES = 5
-LANE_NAMES = ("announce", "places", "channels", "cosmetic", "roles")
-LANE_WEIGHTS = (8.0, 4.0, 2.0, 2.0, 1.0)
+# The master's desk has a lane of its own: its lines wait up to a minute to be gathered
+# (cogs/gathering.py), which must not hold back the team channels.
+LANE_ANNOUNCE, LANE_PRIVATE, LANE_CHANNELS, LANE_COSMETIC, LANE_ROLES, LANE_DESK = range(6)
+LANES = 6
+LANE_NAMES = ("announce", "places", "channels", "cosmetic", "roles", "desk")
+LANE_WEIGHTS = (8.0, 4.0, 2.0, 2.0, 1.0, 1.0)
 #: seconds an outbox request may wait for its channel's or guild's window in the budget
 #: before its entry backs off instead (cogs/ratelimits.py PATIENCE)
 PATIENCE = 5.0
-#: seconds the master's desk gathers lines into one post, and the margin for commits
-#: of the window still under way when it closes (Delivery.desk_window)
-DESK_WINDOW = 3.0
-DESK_MARGIN = 0.5
 #: lanes of outbox entries that are not engine events, by `Outbox.kind` (a new kind adds
 #: itself here; an unknown kind is a player's private push). The game's ping role has a
 #: lane of its own: a phase announcement never waits for member-role changes (10 per
@@ -148,6 +148,8 @@ def lane(entry: OutboxEntry) -> int:
     event = entry.payload.get("event") or {}
     kind = event.get("kind")
     audience = (event.get("audience") or {}).get("kind", "public")
+    if audience == "master":
+        return LANE_DESK
     if audience in PRIVATE:
         return LANE_CHANNELS
     if audience != "public":
@@ -173,11 +175,13 @@ class Delivery:
         # step): a retry does not post them again, and the failure is charged to the
         # entry that failed. In memory only: after a crash they may be posted twice.
         self._done: set[tuple[int, int, str]] = set()
+        self._categories: dict[int, asyncio.Lock] = {}  # per game: ensure_category
         self.places = Places(bot)  # the players' private places and the game's ping role
         self.tallies = LiveTallies(bot)
-        #: seconds the master's desk gathers its lines into one post (a burst of orders
-        #: costs one request, issue 30); 0: each line as it comes (the tests' default)
-        self.desk_window = DESK_WINDOW
+        #: the desk's and the team channels' windows (a burst costs one post, issue 30;
+        #: cogs/gathering.py); 0: each command's lines as they come (the tests' default)
+        self.gathering = Gathering(bot.settings.desk_window_seconds,
+                                   bot.settings.team_window_seconds)
         # Entries committed before this moment may have been posted by an earlier process
         # (utils/posting.py RECHECK: Discord forgets nonces after minutes).
         self.started = datetime.now(UTC)
@@ -192,9 +196,9 @@ class Delivery:
         return self.bot.observe
 
     async def deliver(self, entry: OutboxEntry) -> None:
-        wait = self._desk_wait(entry)
-        if wait > 0:  # a desk line waits for the others of its window (deliver_batch)
-            raise RetryAfter(wait)
+        if channel_of(entry) is not None:  # the desk's or a team's line: maybe gathered
+            await self.deliver_batch([entry])
+            return
         await self._guarded(self._deliver(entry), [entry])
         self._done = {k for k in self._done if k[:2] != entry.key}
 
@@ -213,45 +217,40 @@ class Delivery:
             RECHECK.reset(recheck)
             ratelimits.PATIENCE.reset(patience)
 
-    async def _deliver_desk(self, run: list[OutboxEntry]) -> None:
-        from .desk import master_events
-
-        info = await self.service.info(run[0].game_id)
+    async def _gathered(self, entries: list[OutboxEntry]) -> int:
+        """The desk's or a team channel's leading lines as one post, once their window
+        is closed (or a line that does not wait came); 0 if the head is not such a line.
+        Raises Hold while the window is open."""
+        if channel_of(entries[0]) is None:
+            return 0
+        info = await self.service.info(entries[0].game_id)
+        pinged: Collection[str] = ()
+        if channel_of(entries[0]) == DESK:
+            pinged = await self.service.readers.desk_pings(info.id, info.master_id)
+        run = self.gathering.run(entries, pinged)
+        wait = self.gathering.wait(run, entries[len(run):], pinged)
+        if wait > 0:
+            raise Hold(wait)
         lines = [(entry, event) for entry in run if (event := entry.event()) is not None]
-        await master_events(self, info, lines)
+        if channel_of(run[0]) == DESK:
+            from .desk import master_events
 
-    def _desk_wait(self, entry: OutboxEntry) -> float:
-        """Seconds a desk line still waits for the lines committed in its window."""
-        if self.desk_window <= 0 or not _is_desk(entry) or entry.created_at is None:
-            return 0.0
-        return self.desk_window + DESK_MARGIN - _age(entry)
-
-    def _desk_run(self, entries: list[OutboxEntry]) -> list[OutboxEntry]:
-        """The leading desk lines committed within `desk_window` of the first: the same
-        run on every try (the window is closed when it goes), so its one nonce holds."""
-        head = entries[0]
-        if self.desk_window <= 0 or not _is_desk(head) or head.created_at is None:
-            return []
-        run: list[OutboxEntry] = []
-        for entry in entries:
-            if not _is_desk(entry) or entry.created_at is None \
-                    or _age(head) - _age(entry) > self.desk_window:
-                break
-            run.append(entry)
-        return run
+            await self._guarded(master_events(self, info, lines), run)
+        else:
+            await self._guarded(self.team_events(info, lines), run)
+        done = {e.ordinal for e in run}
+        self._done = {k for k in self._done if k[0] != info.id or k[1] not in done}
+        return len(run)
 
     async def deliver_batch(self, entries: list[OutboxEntry]) -> int:
         """The OutboxWorker's batch hook: the leading entries made by one command go out
         together, its announcements in the game channel as ONE message (one embed each)
         instead of one message per event; the master's desk lines of a few seconds go as
-        one post. Returns how many entries were delivered."""
-        desk = self._desk_run(entries)
-        if len(desk) > 1:
-            wait = self._desk_wait(desk[0])
-            if wait > 0:
-                raise RetryAfter(wait)
-            await self._guarded(self._deliver_desk(desk), desk)
-            return len(desk)
+        one post, and a team channel's (cogs/gathering.py). Returns how many entries were
+        delivered."""
+        gathered = await self._gathered(entries)
+        if gathered:
+            return gathered
         if all(_refresh_only(e) for e in entries):
             # edits of one message coalesce: it shows the current state, once
             await self.deliver(entries[-1])
@@ -554,11 +553,19 @@ class Delivery:
 
     # --- private channels -------------------------------------------------------------------
     async def team_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
-        team = event.audience.team or ""
         if event.kind is EventKind.TEAM_CHANGED:
-            await self.ensure_team_channel(info, team, event.data["members"],
-                                           event.data["writers"], entry)
+            await self.ensure_team_channel(info, event.audience.team or "",
+                                           event.data["members"], event.data["writers"],
+                                           entry)
             return
+        await self.team_events(info, [(entry, event)])
+
+    async def team_events(self, info: GameInfo, lines: list[tuple[OutboxEntry, Event]]
+                          ) -> None:
+        """Lines of one team's channel as one post (as few as Discord's limits allow),
+        named by the first entry; the clan's turn pings the mover."""
+        entry, event = lines[0]
+        team = event.audience.team or ""
         channel_id = (await self.service.info(info.id)).private_channels.get(team)
         if channel_id is None:
             log.warning("game %s: no channel for team %s yet", info.id, team)
@@ -571,11 +578,13 @@ class Delivery:
             await self.ensure_team_channel(info, team, members, writers, entry)
             channel_id = (await self.service.info(info.id)).private_channels[team]
         ping: dict[str, Any] = {}
-        if event.kind is EventKind.CLAN_TURN:  # the mover is told it is his turn, with a ping
-            actor = int(event.data["actor"])
-            ping = {"content": f"<@{actor}>", "mentions": only_users([actor])}
-        await self._post_pieces(self._channel(channel_id), [(entry, event)], info.language,
-                                None, **ping)
+        movers = list(dict.fromkeys(int(e.data["actor"]) for _, e in lines
+                                    if e.kind is EventKind.CLAN_TURN))
+        if movers:  # the mover is told it is his turn, with a ping
+            ping = {"content": " ".join(f"<@{u}>" for u in movers),
+                    "mentions": only_users(movers)}
+        await self._post_pieces(self._channel(channel_id), lines, info.language, None,
+                                **ping)
 
     def _guild(self, info: GameInfo) -> discord.Guild:
         guild = self.bot.get_guild(info.guild_id)
@@ -665,7 +674,13 @@ class Delivery:
     async def ensure_category(self, info: GameInfo, guild: discord.Guild
                               ) -> discord.CategoryChannel:
         """The game's category: stored, else adopted (an interrupted try made it: same
-        name, hidden from @everyone, not another game's), else created and stored."""
+        name, hidden from @everyone, not another game's), else created and stored. One
+        at a time per game: the desk's lane and the teams' open channels side by side."""
+        async with self._categories.setdefault(info.id, asyncio.Lock()):
+            return await self._ensure_category(await self.service.info(info.id), guild)
+
+    async def _ensure_category(self, info: GameInfo, guild: discord.Guild
+                               ) -> discord.CategoryChannel:
         existing = guild.get_channel(info.category_id) if info.category_id else None
         if isinstance(existing, discord.CategoryChannel):
             return existing
@@ -737,22 +752,6 @@ class Delivery:
         except discord.HTTPException:
             log.error("game %s: could not tell the master about parked entry %s (%s)",
                       entry.game_id, entry.key, what)
-
-
-def _is_desk(entry: OutboxEntry) -> bool:
-    """A line of the master's desk feed (a master event)."""
-    if entry.kind != EVENT_KIND:
-        return False
-    event = entry.payload.get("event") or {}
-    return (event.get("audience") or {}).get("kind") == "master"
-
-
-def _age(entry: OutboxEntry) -> float:
-    created = entry.created_at
-    assert created is not None
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    return (datetime.now(UTC) - created).total_seconds()
 
 
 def same_command(entries: list[OutboxEntry]) -> list[OutboxEntry]:

@@ -69,6 +69,11 @@ class Settings(BaseSettings):
     outbox_retention_days: float = Field(default=7.0, ge=0)
     outbox_late_seconds: float = Field(default=60.0, gt=0)
     outbox_health_seconds: float = Field(default=300.0, gt=0)
+    # Bursts cost one post per channel (docs/delivery.md): the master's desk gathers its
+    # informative lines (night orders, purchases) for up to `desk_window_seconds`, a team
+    # channel its order lines for up to `team_window_seconds` (0: no waiting).
+    desk_window_seconds: float = Field(default=60.0, ge=0)
+    team_window_seconds: float = Field(default=10.0, ge=0)
 
     @model_validator(mode="after")
     def _database_in_data_dir(self) -> Settings:

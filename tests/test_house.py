@@ -244,6 +244,8 @@ COGS_ALSO = {
     "cogs/utils/posting.py": ("core.storage.outbox",),
     "cogs/desk.py": ("core.storage.outbox",),
     "cogs/places.py": ("core.storage.outbox",),
+    # which desk and team lines wait to be gathered: their entries and the clock
+    "cogs/gathering.py": ("core.storage.outbox", "core.storage.timing"),
     # the deliverer: its entries, the operator's settings, and `mafia-bot status` (reads
     # the outbox's backlog from the database, no bot)
     "cogs/delivery.py": ("core.settings", "core.storage.db", "core.storage.outbox",

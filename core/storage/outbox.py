@@ -53,6 +53,17 @@ class RetryAfter(Exception):
         self.seconds = max(0.0, float(seconds))
 
 
+class Hold(Exception):
+    """Raised by `deliver`: the head gathers the entries committed after it into one post
+    (the master's desk window, docs/delivery.md); offer the lane again after `seconds`, or
+    as soon as an entry is committed behind it. Nothing is stored: a new process works
+    the hold out again from the commit times."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"held {seconds}s")
+        self.seconds = max(MIN_RETRY, float(seconds))
+
+
 class Undeliverable(Exception):
     """Raised by `deliver` when retrying cannot help (the channel is gone): the entry is
     parked at once and the master told, instead of after every backoff."""
@@ -138,6 +149,11 @@ class OutboxWorker:
         # (game, lane) pairs a scan found due while they were being served: their task
         # asks for a rescan when it ends (the others need none: a commit wakes the scan)
         self._skipped: set[tuple[int, int]] = set()
+        # lanes held by their deliverer (Hold): the newest entry each had seen, and the
+        # event a scan sets when a newer one is committed; the newest entry per lane
+        self._holds: dict[tuple[int, int], tuple[int, asyncio.Event]] = {}
+        self._seen: dict[tuple[int, int], int] = {}
+        self._newest: dict[tuple[int, int], int] = {}
         self._setup_lanes(lane, lanes, max_concurrent, weights, names)
         self._setup_watch(late_after, health_interval, retention, prune_interval)
         self.delivered = 0
@@ -298,6 +314,7 @@ class OutboxWorker:
                         self._serving[gid, lane] = asyncio.create_task(self._serve(gid, lane))
                     else:
                         self._skipped.add((gid, lane))
+                        self._nudge((gid, lane))
             await self._health_check()
             await self._prune_check()
             await doze(self._wake, self._poll)
@@ -330,6 +347,12 @@ class OutboxWorker:
         live = {i for i, _, _ in rows}
         self._lane_of = {i: lane for i, lane in self._lane_of.items() if i in live}
         pairs = {(g, self._lane_of[i]) for i, g, _ in rows if i in self._lane_of}
+        newest: dict[tuple[int, int], int] = {}
+        for i, g, _ in rows:
+            if i in self._lane_of:
+                pair = (g, self._lane_of[i])
+                newest[pair] = max(newest.get(pair, 0), i)
+        self._newest = newest
         return sorted(pairs, key=lambda p: (p[1], p[0]))
 
     async def _due_rows(self, game_id: int, lane: int) -> tuple[list[Outbox], bool]:
@@ -341,6 +364,7 @@ class OutboxWorker:
             return rows, len(rows) < self._batch_size
         rows = await _read(Outbox.filter(game_id=game_id, status=PENDING).order_by("ordinal"))
         mine = [row for row in rows if self._lane_of_row(row) == lane]
+        self._seen[game_id, lane] = max((row.id for row in mine), default=0)
         return mine[:self._batch_size], len(mine) <= self._batch_size
 
     def _lane_of_row(self, row: Outbox) -> int:
@@ -379,10 +403,14 @@ class OutboxWorker:
                     if row.next_attempt_at > self._now():
                         break
                     due.append(row)
-                if len(due) > 1:
-                    sent = await self._attempt_batch(due, lane)
-                else:
-                    sent = await self._attempt(head, lane)
+                try:
+                    if len(due) > 1:
+                        sent = await self._attempt_batch(due, lane)
+                    else:
+                        sent = await self._attempt(head, lane)
+                except Hold as hold:
+                    await self._held((game_id, lane), hold.seconds)
+                    continue
                 if complete and sent == len(rows):
                     done = True
                     return  # all there was went out; the scan finds newer ones
@@ -398,6 +426,22 @@ class OutboxWorker:
                 # have arrived as it was finishing), or it stopped before its end
                 self._skipped.discard((game_id, lane))
                 self._wake.set()
+
+    async def _held(self, pair: tuple[int, int], seconds: float) -> None:
+        """Wait out a deliverer's hold (no slot held): `seconds`, or until a scan finds an
+        entry committed behind the held ones (`_nudge`)."""
+        event = asyncio.Event()
+        self._holds[pair] = (self._seen.get(pair, 0), event)
+        try:
+            await doze(event, min(seconds, self._poll))
+        finally:
+            self._holds.pop(pair, None)
+
+    def _nudge(self, pair: tuple[int, int]) -> None:
+        """A held lane with a newer entry than it had seen is offered again at once."""
+        held = self._holds.get(pair)
+        if held is not None and self._newest.get(pair, 0) > held[0]:
+            held[1].set()
 
     async def _superseded(self, head: Outbox, rows: list[Outbox], complete: bool) -> bool:
         """Whether a later pending entry carries a newer version of the head's message."""
@@ -419,7 +463,7 @@ class OutboxWorker:
         try:
             async with self._slots[lane]:
                 await self._deliver(entry)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, Hold):
             raise
         except Exception as exc:
             await self._not_delivered(row, entry, exc)
@@ -438,7 +482,7 @@ class OutboxWorker:
         try:
             async with self._slots[lane]:
                 taken = max(1, min(len(rows), await self._deliver_batch(entries)))
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, Hold):
             raise
         except Exception as exc:
             await self._not_delivered(head, first, exc)

@@ -80,7 +80,8 @@ async def started(bot: MafiaBot, h: Harness) -> Harness:
         await h.close()
         raise
     bot.delivery.tallies.interval = 0.0
-    bot.delivery.desk_window = 0.0  # each desk line as it comes (test_desk sets its own)
+    # each command's desk and team lines as they come (test_bursts sets its own windows)
+    bot.delivery.gathering.desk_window = bot.delivery.gathering.team_window = 0.0
     return h
 
 

@@ -39,7 +39,7 @@ async def test_night_orders_in_a_burst_are_one_desk_post(h: Harness) -> None:
     await checkin_all(t)
     await t.advance()  # night 1
     desk = (await bot.service.info(t.game_id)).private_channels["desk"]
-    bot.delivery.desk_window = 0.5
+    bot.delivery.gathering.desk_window = 0.5
     first = len(h.fake.requests)
     state = await t.state()
     citizen = (await t.holders(Role.CITIZEN))[0]

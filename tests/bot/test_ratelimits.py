@@ -14,6 +14,7 @@ from cogs.delivery import (
     LANE_ANNOUNCE,
     LANE_CHANNELS,
     LANE_COSMETIC,
+    LANE_DESK,
     LANE_PRIVATE,
     LANE_ROLES,
     lane,
@@ -107,7 +108,7 @@ def test_the_outbox_lanes_are_named_by_what_entries_hold() -> None:
     assert lane(entry("phase_started")) == LANE_ANNOUNCE
     assert lane(entry("game_over")) == LANE_ANNOUNCE
     assert lane(entry("clan_turn", "team", "clan:1")) == LANE_CHANNELS
-    assert lane(entry("desk_opened", "master")) == LANE_CHANNELS
+    assert lane(entry("desk_opened", "master")) == LANE_DESK  # its window holds no team
     assert lane(OutboxEntry(1, 1, 1, "place", {}, 0)) == LANE_PRIVATE
     assert lane(OutboxEntry(1, 1, 1, "ping_role", {}, 0)) == LANE_ROLES
     assert lane(entry("reminder", "players")) == LANE_PRIVATE

@@ -1,0 +1,187 @@
+"""The desk and the team channels at production windows (issue 30): a night end's desk
+lines (its step-by-step and every missed turn) are one post; night orders a minute
+apart wait on the desk and go with the line that pings the master; the clan's order
+lines wait the team window. Played on the virtual-time loop (tests/harness/virtualtime.py):
+the windows pass in virtual seconds, and "nothing was posted yet" is asserted when the
+clock could only have moved because every task waited."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from cogs.outbox import wire
+from core.game.roles import Role
+from core.game.rules.night import missed_night
+from core.storage.models import PENDING, Outbox
+from tests.bot.helpers import (
+    EVERYTHING,
+    ROLES,
+    TIMEOUT,
+    Lives,
+    Table,
+    _migrated_template,
+    new_bot,
+    open_table,
+    posted,
+    rebind,
+    start,
+    started,
+    wait_for,
+)
+from tests.harness import Harness
+from tests.harness.virtualtime import VirtualTimeLoop, virtual_time
+
+POST = "POST /channels/{channel_id}/messages"
+Body = Callable[[Harness, VirtualTimeLoop], Awaitable[None]]
+
+
+def on_virtual_time(tmp_path: Path, body: Body) -> None:
+    """`body` with a bot whose service, outbox and windows read the virtual clock, the
+    windows at their production defaults (60 s the desk, 10 s a team)."""
+    _migrated_template()  # made in real time (see test_crowded_guild)
+    with virtual_time() as loop:
+        loop.run_until_complete(_run(tmp_path, loop, body))
+
+
+async def _run(tmp_path: Path, loop: VirtualTimeLoop, body: Body) -> None:
+    bot: Any = new_bot(tmp_path)
+    wire(bot)
+    for part in (bot.service, bot.scheduler, bot.outbox):
+        part.set_clock(loop.utcnow)
+    h = Harness(bot, timeout=TIMEOUT)
+    await started(bot, h)
+    gathering = bot.delivery.gathering
+    gathering.clock = loop.utcnow
+    gathering.desk_window, gathering.team_window = 60.0, 10.0  # core/settings.py defaults
+    try:
+        h.add_guild("Mafia Club")
+        h.set_bot_permissions(EVERYTHING)
+        await body(h, loop)
+    finally:
+        await h.close()
+
+
+async def drained(h: Harness, within: float = 120.0) -> None:
+    """Every outbox entry delivered (held ones wait out their window in virtual time)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while await Outbox.filter(status=PENDING).exists():
+        assert loop.time() < end, "outbox still busy"
+        await asyncio.sleep(0.5)
+    await h.settle()
+
+
+def posts_to(h: Harness, channel: int, first: int) -> list[Any]:
+    return [r for r in h.fake.requests[first:] if r.kind == "rest" and r.route == POST
+            and r.status < 300 and int(r.params["channel_id"]) == channel]
+
+
+def text_of(h: Harness, channel: int) -> str:
+    return "\n".join(e.get("description", "") for m in h.messages_in(channel)
+                     for e in m.embeds)
+
+
+async def advance(t: Table, h: Harness) -> None:
+    res = await t.do(t.master, "master advance")
+    assert res.ephemeral, res.text
+    await drained(h)
+
+
+def test_a_night_end_with_missed_turns_is_one_desk_post(tmp_path: Path) -> None:
+    async def body(h: Harness, loop: VirtualTimeLoop) -> None:
+        t = await open_table(h, 8, roles=ROLES)
+        await start(t)
+        await drained(h)
+        for p in t.players[:3]:  # five players idle through day 0 and the night
+            assert (await t.do(p, "checkin")).ephemeral is not None
+        await advance(t, h)  # night 1: nobody orders
+        desk = (await t.bot.service.info(t.game_id)).private_channels["desk"]
+        first = len(h.fake.requests)
+        await advance(t, h)  # the night ends: its step-by-step and every missed turn
+        state = await t.state()
+        missed = [p.uid for p in state.players if p.turns and p.turns[-1].missed]
+        posts = posts_to(h, desk, first)
+        print(f"desk posts at the night end: {len(posts)} ({len(missed)} missed turns)")
+        assert len(missed) >= 3
+        assert len(posts) == 1
+        body_text = "\n".join(e.get("description", "") for e in posts[0].json["embeds"])
+        assert all(f"<@{uid}>" in body_text for uid in missed)
+
+    on_virtual_time(tmp_path, body)
+
+
+def test_orders_wait_on_the_desk_and_go_with_the_line_that_pings(tmp_path: Path) -> None:
+    async def body(h: Harness, loop: VirtualTimeLoop) -> None:
+        t = await open_table(h, 8, roles=ROLES)
+        await start(t)
+        for p in await t.living():
+            assert (await t.do(p, "checkin")).ephemeral is not None
+        await advance(t, h)  # night 1
+        info = await t.bot.service.info(t.game_id)
+        desk, clan = info.private_channels["desk"], info.private_channels["clan:1"]
+        state = await t.state()
+        owing = missed_night(state)
+        citizen = (await t.holders(Role.CITIZEN))[0]
+        mafioso = (await t.holders(Role.MAFIOSO))[0]
+        assert len(owing) >= 2 and any(state.player(u).clan for u in owing)  # type: ignore[union-attr]
+        first, start_at = len(h.fake.requests), loop.time()
+        for i, uid in enumerate(owing):
+            in_clan = state.player(uid).clan is not None  # type: ignore[union-attr]
+            target = citizen if in_clan else mafioso
+            assert (await t.do(t.member(uid), "night", target=str(target.id))).ephemeral
+            if in_clan:  # the clan's order line waits its team window, then goes alone
+                assert posts_to(h, clan, first) == []
+                await asyncio.sleep(11.0)
+                assert len(posts_to(h, clan, first)) == 1
+            if i < len(owing) - 1:
+                await asyncio.sleep(15.0)  # orders far apart, all within the minute
+                assert posts_to(h, desk, first) == []  # gathered, not posted
+        # the last order brings "all orders are in", which pings the master by default:
+        # it goes at once, with the orders gathered before it
+        await drained(h)
+        posts = posts_to(h, desk, first)
+        print(f"desk posts for {len(owing)} orders: {len(posts)}")
+        assert len(posts) == 1 and posts[0].json.get("content") == f"<@{t.master.id}>"
+        assert loop.time() - start_at < 60.0
+        assert all(f"<@{uid}>" in text_of(h, desk) for uid in owing)
+
+    on_virtual_time(tmp_path, body)
+
+
+async def test_a_gathered_desk_post_is_posted_once_across_a_crash(lives: Lives) -> None:
+    """The night end's desk post went out, then the process died before marking its
+    entries: the next life tries the same run again, under the same nonce (its first
+    entry's), and Discord returns the post made before: one post, every line in it."""
+    h = lives.h
+    t = await open_table(h, 8, roles=ROLES)
+    await start(t)
+    for p in t.players[:3]:
+        assert (await t.do(p, "checkin")).ephemeral is not None
+    await t.advance()  # night 1: nobody orders
+    bot: Any = h.bot
+    desk = (await bot.service.info(t.game_id)).private_channels["desk"]
+    before = len(posted(h, desk))
+    hit: list[list[int]] = []
+    real = bot.outbox._mark_delivered
+
+    async def die(ids: list[int]) -> None:  # posted, then dead before marking
+        payloads = await Outbox.filter(id__in=ids).values_list("payload", flat=True)
+        if not any('"turn_missed"' in str(p) for p in payloads):
+            await real(ids)
+            return
+        hit.append(ids)
+        await asyncio.Event().wait()
+
+    bot.outbox._mark_delivered = die
+    assert (await t.do(t.master, "master advance")).ephemeral
+    await wait_for(lambda: bool(hit), "the night end's desk post")
+    assert len(hit[0]) >= 4  # the step-by-step and the missed turns, one run
+    assert len(posted(h, desk)) == before + 1
+    h = await lives.restart()
+    t = rebind(t, h)
+    await t.settle()
+    assert len(posted(h, desk)) == before + 1  # not posted again
+    assert not await Outbox.filter(id__in=hit[0], status=PENDING).exists()
