@@ -23,11 +23,11 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs.utils import bot as shared
+from cogs.utils.budget import RateBudget
 from cogs.utils.errors import send_error
 from core.game.access import GameLimits
 from core.game.errors import ErrorCode, RuleError
 from core.settings import ConfigError, Settings, database_config
-from core.storage.budget import RateBudget
 from core.storage.db import close_db, init_db
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameService

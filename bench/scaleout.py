@@ -128,7 +128,7 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
     """Shard `shard` of `count`: set up, say "ready", wait for "go", play, say "result"."""
     from bot import MafiaBot, tune_runtime
     from cogs import sharedbudget
-    from core.storage.budget import RateBudget
+    from cogs.utils.budget import RateBudget
     from core.storage.models import Outbox
     from tests.harness import Harness
     from tests.harness.ratelimits import VirtualClock

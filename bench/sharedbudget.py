@@ -32,7 +32,7 @@ from cogs.sharedbudget import (
     token_key,
     watch_http,
 )
-from core.storage.budget import GLOBAL_LIMIT, RateBudget
+from cogs.utils.budget import GLOBAL_LIMIT, RateBudget
 
 ROUTE = "GET /channels/{channel_id}"
 TOKEN = "bench.fake.token"

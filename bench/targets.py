@@ -51,11 +51,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cogs.utils.budget import GLOBAL_LIMIT, RateBudget
 from core.game import commands as c
 from core.game.engine import legal_targets, night_move
 from core.game.errors import RuleError
 from core.game.state import PhaseKind
-from core.storage.budget import GLOBAL_LIMIT, RateBudget
 from core.storage.models import DELIVERED, PENDING, Outbox
 from tests.harness.ratelimits import VirtualClock
 

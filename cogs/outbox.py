@@ -14,7 +14,6 @@ import logging
 
 from discord.ext import commands
 
-from core.storage.budget import RateBudget
 from core.storage.observer import bundle_places
 from core.storage.outbox import OutboxWorker
 
@@ -22,6 +21,7 @@ from . import sharedbudget
 from .delivery import LANE_NAMES, LANE_WEIGHTS, LANES, Delivery, lane, outbox_settings, route
 from .ratelimits import install
 from .utils.bot import MafiaBot
+from .utils.budget import RateBudget
 
 log = logging.getLogger(__name__)
 

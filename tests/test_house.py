@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -238,8 +239,11 @@ COGS_MAY_IMPORT = ("core.game.commands", "core.game.errors", "core.game.events",
 #: Files that need more, and why (none of it is a game's state).
 COGS_ALSO = {
     # the bot as the cogs know it: the machinery bot.py wires
-    "cogs/utils/bot.py": ("core.settings", "core.storage.budget", "core.storage.outbox",
+    "cogs/utils/bot.py": ("core.settings", "core.storage.outbox",
                           "core.storage.scheduler", "core.storage.service"),
+    # the REST budget (Discord's limits live here, not in core/): storage's generic
+    # weighted turns
+    "cogs/utils/budget.py": ("core.storage.turns",),
     # deliverers of outbox entries
     "cogs/utils/posting.py": ("core.storage.outbox",),
     "cogs/desk.py": ("core.storage.outbox",),
@@ -250,12 +254,10 @@ COGS_ALSO = {
     # the outbox's backlog from the database, no bot)
     "cogs/delivery.py": ("core.settings", "core.storage.db", "core.storage.outbox",
                          "core.storage.timing"),
-    # the background work: the REST budget and the outbox's worker, wired once
-    "cogs/outbox.py": ("core.storage.budget", "core.storage.outbox"),
-    # the REST budget every request waits for (docs/rate-limits.md)
-    "cogs/ratelimits.py": ("core.storage.budget",),
+    # the background work: the outbox's worker, wired once with the REST budget
+    "cogs/outbox.py": ("core.storage.outbox",),
     # the budget shared by a sharded process, on the database the settings name
-    "cogs/sharedbudget.py": ("core.settings", "core.storage.budget"),
+    "cogs/sharedbudget.py": ("core.settings",),
     "cogs/tally.py": ("core.storage.outbox", "core.sight.tallies"),
     # the server's records and the balance estimate (it knows the setup only)
     "cogs/balance.py": ("core.play.balance", "core.play.setups", "core.storage.setups"),
@@ -536,3 +538,34 @@ def test_the_wing_check_sees_an_import_up(tmp_path: Path) -> None:
     (tmp_path / "core" / "text" / "a.py").write_text("from core.game import b\n")
     (tmp_path / "core" / "game" / "b.py").write_text("from core.text import a\n")
     assert wing_violations(tmp_path) == [("core.text.a", "core.game.b")]
+
+
+# --- Discord's limits are the Discord layer's ---------------------------------------------
+#: What only code that knows Discord's limits spells: its 429, the request budget, the
+#: global limit, a REST route (issue 30: the budget moved out of core/storage).
+DISCORD_LIMITS = re.compile(
+    r"\b429\b|GLOBAL_LIMIT|RateBudget|requests? per second|/(?:channels|guilds)/\{", re.I)
+
+
+def discord_limit_mentions(root: Path = ROOT) -> list[str]:
+    """Lines of core/ that know Discord's rate limits (they belong in cogs/)."""
+    return [f"{p.relative_to(root).as_posix()}:{n}"
+            for p in sorted((root / "core").rglob("*.py"))
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if DISCORD_LIMITS.search(line)]
+
+
+def test_core_knows_nothing_of_discords_limits() -> None:
+    """core/storage holds storage (the outbox, its generic worker); the request budget
+    and Discord's limits live in cogs/ (cogs/utils/budget.py, cogs/ratelimits.py)."""
+    assert discord_limit_mentions() == []
+
+
+def test_the_limits_check_would_catch_a_budget_in_core(tmp_path: Path) -> None:
+    (tmp_path / "core" / "storage").mkdir(parents=True)
+    (tmp_path / "core" / "storage" / "budget.py").write_text(
+        "GLOBAL_LIMIT = 50  # Discord: 50 requests per second\nok = 1\n"
+        "class RateBudget: ...\nif status == 429: pass\n"
+        'R = "POST /channels/{channel_id}/messages"\n')
+    assert discord_limit_mentions(tmp_path) == [
+        f"core/storage/budget.py:{n}" for n in (1, 3, 4, 5)]

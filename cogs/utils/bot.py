@@ -22,12 +22,13 @@ from core.game.errors import ErrorCode, RuleError
 from core.game.events import Event
 from core.settings import Settings
 from core.sight.vocabulary import PhaseKind
-from core.storage.budget import RateBudget
 from core.storage.observer import Observer, Outcome
 from core.storage.outbox import OutboxWorker
 from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameInfo, GameService
 from core.text.i18n import normalize_locale
+
+from .budget import RateBudget
 
 #: Where an interaction keeps the game it is about, once looked up (`find_game`): its
 #: options' transformers and its command body share one lookup.

@@ -29,13 +29,12 @@ from tortoise.queryset import QuerySet
 
 from core.game.events import Event
 from core.storage import statements
-from core.storage.budget import FairSlots
 from core.storage.db import background, reader
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import ANSWERED, EVENT_KIND, GameService, GuildFilter
 from core.storage.statements import Script
 from core.storage.timing import cancel_all, doze, utcnow
-from core.storage.turns import shares
+from core.storage.turns import FairSlots, shares
 
 log = logging.getLogger(__name__)
 COALESCE_RECHECK = 0.2  # seconds: how often a held-back coalescable head is looked at
@@ -43,9 +42,9 @@ MIN_RETRY = 0.05  # seconds: the shortest wait a RetryAfter sets
 
 
 class RetryAfter(Exception):
-    """Raised by `deliver` when Discord rate-limits: try again after `seconds`.
+    """Raised by `deliver` when the destination says to wait: try again after `seconds`.
 
-    Not counted as a failed attempt: a rate limit says nothing about the message.
+    Not counted as a failed attempt: being told to wait says nothing about the message.
     """
 
     def __init__(self, seconds: float) -> None:
@@ -174,8 +173,8 @@ class OutboxWorker:
         each in strict ordinal order. The `max_concurrent` slots are split between the
         lanes by `weights` (core/storage/turns.py): the urgent lane gets the largest
         pool, but every lane has its own, which no other lane's work can hold, so no
-        lane starves (the request budget shares Discord's global limit by the same
-        kind of weights); within a lane, games take turns (longest waiter first).
+        lane starves (the deliverer may share what it sends by the same kind of
+        weights); within a lane, games take turns (longest waiter first).
         `names` name the lanes in the health log."""
         self._lane = lane or (lambda entry: 0)
         self._lanes = max(1, lanes)
@@ -550,7 +549,7 @@ class OutboxWorker:
                 await Outbox.filter(id__in=ids).update(status=DELIVERED, delivered_at=now)
 
     async def _not_delivered(self, row: Outbox, entry: OutboxEntry, exc: Exception) -> None:
-        """Wait as Discord asks (RetryAfter: no attempt counted), park at once
+        """Wait as the deliverer asks (RetryAfter: no attempt counted), park at once
         (Undeliverable), or count a failed attempt."""
         if isinstance(exc, RetryAfter):
             # at least MIN_RETRY: a wait of microseconds (a clock's rounding) would make

@@ -25,8 +25,8 @@ from cogs.sharedbudget import (
     connect,
     token_key,
 )
+from cogs.utils.budget import RateBudget
 from core.settings import Settings
-from core.storage.budget import RateBudget
 from tests.harness.gateway import IdentifyGate
 from tests.harness.transport import FakeDiscord, FakeSession, arrivals_fake
 from tests.storage.helpers import until

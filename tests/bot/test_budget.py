@@ -1,5 +1,6 @@
-"""The client-side request budget (core/storage/budget.py) and its HTTP wrapper
-(cogs/ratelimits.py): limits held, priorities kept, edits of one message coalesced."""
+"""The client-side request budget (cogs/utils/budget.py) and its HTTP wrapper
+(cogs/ratelimits.py): limits held, priorities kept by weighted turns (issue 27), edits
+of one message coalesced."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from discord.http import Route
 
 from cogs.ratelimits import COSMETIC, BudgetedHTTP
-from core.storage.budget import Key, RateBudget
+from cogs.utils.budget import Key, RateBudget
 from tests.harness.virtualtime import virtual_time
 
 
@@ -95,3 +96,33 @@ async def _waiting_edits() -> None:
     assert all(a["content"] == "v2" for a in answers)
     assert http.coalesced == 2
     assert http.priority(route) == COSMETIC
+
+
+def test_the_budget_shares_the_global_limit_by_weight() -> None:
+    """Priority 1 floods the global limit (5/s here); priorities 2 and 3 still get their
+    weighted turns: within a few seconds, not after the flood."""
+    async def body() -> dict[str, float]:
+        loop: Any = asyncio.get_running_loop()
+        budget = RateBudget(global_limit=5, clock=loop.time)
+        granted: dict[str, float] = {}
+
+        async def request(name: str, priority: int) -> None:
+            release = await budget.acquire([Key(f"msg:{name}", 100, 1.0)], priority)
+            granted[name] = loop.elapsed()
+            release()
+
+        # queued in this order: 200 announcements, then a push and an edit
+        flood = [asyncio.create_task(request(f"a{i}", 1)) for i in range(200)]
+        await asyncio.sleep(0)
+        late = [asyncio.create_task(request("push", 2)),
+                asyncio.create_task(request("edit", 3))]
+        await asyncio.gather(*flood, *late)
+        return granted
+
+    with virtual_time() as loop:
+        granted = loop.run_until_complete(body())
+    # 200 announcements take 40 s at 5/s; the push and the edit go in the next second's
+    # grants (weights 8:4:2), not after the flood as strict priority had them
+    assert granted["push"] <= 1.2 and granted["edit"] <= 1.2, (granted["push"],
+                                                                 granted["edit"])
+    assert max(granted.values()) >= 39.0

@@ -15,6 +15,9 @@ weighted turns (`weights`, core/storage/turns.py): announcements get the largest
 but private pushes and edits keep theirs however long the announcements' queue (strict
 priority starved them in a busy guild, issue 27). Within a priority, arrival order; a
 waiter blocked only by its own channel's key does not hold back the others.
+
+It is the Discord layer's (issue 30): core/storage holds the outbox and its worker, which
+know nothing of Discord's limits; the weighted turns it borrows are generic.
 """
 
 from __future__ import annotations
@@ -246,37 +249,3 @@ class RateBudget:
         self._timer_at = float("inf")
         self._pump()
 
-
-class FairSlots:
-    """A semaphore that hands a freed slot to the longest waiter (a task that releases
-    and asks again queues behind the others): games take turns."""
-
-    def __init__(self, slots: int) -> None:
-        self._free = slots
-        self._waiters: deque[asyncio.Future[None]] = deque()
-
-    async def __aenter__(self) -> None:
-        if self._free > 0 and not self._waiters:
-            self._free -= 1
-            return
-        future = asyncio.get_running_loop().create_future()
-        self._waiters.append(future)
-        try:
-            await future
-        except asyncio.CancelledError:
-            if future.done() and not future.cancelled():
-                self._release()  # the slot was handed over as we were cancelled
-            elif future in self._waiters:
-                self._waiters.remove(future)
-            raise
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        while self._waiters:
-            future = self._waiters.popleft()
-            if not future.done():
-                future.set_result(None)
-                return
-        self._free += 1
