@@ -196,9 +196,11 @@ class Delivery:
         return self.bot.observe
 
     async def deliver(self, entry: OutboxEntry) -> None:
-        if channel_of(entry) is not None:  # the desk's or a team's line: maybe gathered
-            await self.deliver_batch([entry])
-            return
+        if channel_of(entry) is not None and entry.created_at is not None:
+            # the desk's or a team's line: maybe gathered (gathered lines go by their
+            # commit times; an entry built by hand without one goes on its own)
+            if await self._gathered([entry]):
+                return
         await self._guarded(self._deliver(entry), [entry])
         self._done = {k for k in self._done if k[:2] != entry.key}
 
@@ -228,6 +230,8 @@ class Delivery:
         if channel_of(entries[0]) == DESK:
             pinged = await self.service.readers.desk_pings(info.id, info.master_id)
         run = self.gathering.run(entries, pinged)
+        if not run:  # an entry without its commit time (built by hand) is not gathered
+            return 0
         wait = self.gathering.wait(run, entries[len(run):], pinged)
         if wait > 0:
             raise Hold(wait)

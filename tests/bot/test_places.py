@@ -24,6 +24,7 @@ from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t as tr
 from tests.bot.helpers import (
+    posted,
     EVERYTHING,
     ROLES,
     Lives,
@@ -240,14 +241,21 @@ async def test_promotion_and_a_mates_death_are_pushed(h: Harness) -> None:
     # "Следователь знает сержанта", not the other way: the sergeant was not told of a mate
     mate = tr("event.mate_died", "ru", uid="\x00", cause="").split("\x00")[0]
     assert mate not in text
-    # a mafioso's clan mate hears of his death; a citizen does not
+    # a mafioso's clan hears of his death once, in the clan channel (not in each mate's
+    # place: one request, issue 30); a citizen hears nothing
     dons = await t.holders(Role.MAFIOSO)
     citizen = (await t.holders(Role.CITIZEN))[0]
+    clan = h.channel_named(tr("channel.clan", "ru", number=1))
     n = len(pushes(h, await place(t, citizen.id)))
+    mates_pushes = len(pushes(h, await place(t, dons[1].id)))
+    clan_posts = len(posted(h, clan.id))
     assert (await t.do(t.master, "master kick", player=str(dons[0].id))).ephemeral
     await t.settle()
-    assert tr("event.mate_died", "ru", uid=dons[0].mention, cause=tr("cause.kicked", "ru")) \
-        in pushes(h, await place(t, dons[1].id))[-1].text
+    said = tr("event.mate_died", "ru", uid=dons[0].mention, cause=tr("cause.kicked", "ru"))
+    new_posts = posted(h, clan.id)[clan_posts:]
+    assert len([m for m in new_posts if said in m.text]) == 1
+    assert not any(said in m.text for m in pushes(h, await place(t, dons[1].id))
+                   [mates_pushes:])
     assert len(pushes(h, await place(t, citizen.id))) == n
 
 

@@ -102,9 +102,12 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
     # the dead hears where he may still read, and whether he still votes (as a ghost)
     ctx.emit(EventKind.YOU_DIED, Audience.to(uid), cause=cause,
              ghost=voting.base_weight(state, uid) > 0, graveyard=state.options.graveyard)
+    # his living mates know him as a team mate already: it tells them nothing new but
+    # the news; a team channel he shares with them hears it once, the others in private
     mates = _living_mates(ctx, uid)
-    if mates:  # they know him as a team mate already: tells them nothing new but the news
-        ctx.emit(EventKind.MATE_DIED, Audience.to(*mates), uid=uid, cause=cause)
+    told = _tell_teams(ctx, uid, cause, mates)
+    if rest := [m for m in mates if m not in told]:
+        ctx.emit(EventKind.MATE_DIED, Audience.to(*rest), uid=uid, cause=cause)
     for team, members in teams(ctx).items():
         if uid in members:
             emit_team(ctx, team)
@@ -117,6 +120,24 @@ def _living_mates(ctx: Ctx, uid: int) -> list[int]:
     police pairs, the investigator his sergeant; not the sergeant, who knows nobody)."""
     knowers = set(channels.known_by(ctx.state, uid))
     return [p.uid for p in ctx.state.living() if p.uid in knowers]
+
+
+def _tell_teams(ctx: Ctx, uid: int, cause: DeathCause, mates: list[int]) -> set[int]:
+    """A mate's death said once in each team channel the dead shares with living mates
+    (a clan, the police): its readers all know him already, and one post there costs
+    Discord one request where a post in each mate's place costs one a mate (issue 30).
+    Returns the mates told so."""
+    told: set[int] = set()
+    for team, members in teams(ctx).items():
+        if team == GRAVEYARD or uid not in members:
+            continue
+        here = [m for m in mates if m in members and m not in told]
+        if here:
+            readers, _ = team_access(ctx, team)
+            ctx.emit(EventKind.MATE_DIED, Audience.of_team(team, *readers), uid=uid,
+                     cause=cause)
+            told.update(here)
+    return told
 
 
 def promote_sergeant(ctx: Ctx) -> None:
