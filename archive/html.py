@@ -43,7 +43,8 @@ def when(value: datetime | str | None) -> str:
         return "—"
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    return value.strftime("%Y-%m-%d %H:%M UTC")
+    # to the second when it has any: a deadline sits at its game's own second
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC" if value.second else "%Y-%m-%d %H:%M UTC")
 
 
 def _clock(at: datetime | None, start: datetime | None) -> str:

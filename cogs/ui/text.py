@@ -59,8 +59,11 @@ def mention(uid: int) -> str:
 
 
 def when(iso: str | datetime) -> str:
-    """A moment as a Discord timestamp: every reader sees it in his own time zone."""
+    """A moment as Discord timestamps: every reader sees it in his own time zone, to the
+    second (a deadline sits at its game's own second of the minute, RULES.md section 4):
+    the date, the time with seconds (`T`; `f` would show 20:00 for 20:00:37) and how
+    long until then."""
     moment = datetime.fromisoformat(iso) if isinstance(iso, str) else iso
     unix = int(moment.timestamp())
-    return f"<t:{unix}:f> (<t:{unix}:R>)"
+    return f"<t:{unix}:d> <t:{unix}:T> (<t:{unix}:R>)"
 

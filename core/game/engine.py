@@ -7,7 +7,6 @@ from the game's seed and the command counter, time from the command.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TypeAlias, assert_never
 
 from core.game import commands as c
@@ -17,7 +16,7 @@ from core.game.commands import PHASE_BOUND
 from core.game.errors import ErrorCode, RuleError
 from core.game.events import Audience, Event, EventKind
 from core.game.roles import Action, info
-from core.game.rules import crypto, owing, phases, shop
+from core.game.rules import crypto, deadlines, owing, phases, shop
 from core.game.rules import night as night_rules
 from core.game.rules.channels import spectated
 from core.game.rules.context import Ctx
@@ -51,9 +50,14 @@ class Outcome:
 
 
 def create_game(
-    *, seed: int, master: int, title: str, plot: str = "", options: Options | None = None
+    *, seed: int, master: int, title: str, plot: str = "", options: Options | None = None,
+    stored: bool = False,
 ) -> GameState:
+    """A game in signup. `stored`: the options are the ones the game was created with
+    (a replay of its log), taken as they are: a game older than a rule keeps its way."""
     options = options or Options()
+    if not stored:  # a new game spreads its deadlines (RULES.md section 4, "Deadlines")
+        options = options.model_copy(update={"spread_deadlines": True})
     _text(title, "title")
     if plot:
         _text(plot, "plot")
@@ -203,7 +207,7 @@ def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
     if s.phase is not PhaseKind.SIGNUP and not (set(cmd.changes) <= IN_GAME_OPTIONS
                                                 and not s.over):
         raise RuleError(ErrorCode.SIGNUP_CLOSED)
-    unknown = sorted(set(cmd.changes) - set(Options.model_fields))
+    unknown = sorted(set(cmd.changes) - set(Options.model_fields) | (set(cmd.changes) & FIXED))
     if unknown:
         raise RuleError(ErrorCode.UNKNOWN_OPTION, name=unknown[0])
     try:
@@ -219,6 +223,8 @@ def _options(ctx: Ctx, cmd: c.SetOptions) -> None:
 # Options that change no rule, only how the table is told: the master may set them any
 # time before the end (RULES.md, "Reminders").
 IN_GAME_OPTIONS = frozenset({"reminder_minutes"})
+# Options the game is created with, never the master's to change.
+FIXED = frozenset({"spread_deadlines"})
 
 
 def _start(ctx: Ctx, cmd: c.Start) -> None:
@@ -394,8 +400,8 @@ def _remind(ctx: Ctx, cmd: c.Remind) -> None:
 def _extend(ctx: Ctx, cmd: c.Extend) -> None:
     _hosted(ctx, cmd)
     s = ctx.state
-    base = max(s.deadline or cmd.at, cmd.at)
-    s.deadline = base + timedelta(minutes=cmd.minutes)
+    # The deadline keeps the game's second (RULES.md section 4, "Deadlines").
+    s.deadline = deadlines.after(s, max(s.deadline or cmd.at, cmd.at), cmd.minutes)
     ctx.emit(EventKind.EXTENDED, deadline=s.deadline.isoformat(), minutes=cmd.minutes)
 
 

@@ -61,6 +61,9 @@ class Options(BaseModel):
     # Spectators also read the team channels (clans, police), never writing (RULES.md,
     # "Spectators"); off: the dead players' channel only.
     spectators_see_teams: bool = False
+    # Not the master's: on for every game created since deadlines were spread within
+    # their minute (core/game/rules/deadlines.py); off, an older game's exact deadlines.
+    spread_deadlines: bool = False
 
 
 DeathCause = Literal["hanged", "killed", "inactive", "kicked", "gas_chamber", "spiked"]

@@ -41,7 +41,11 @@ When = Callable[[str], str]  # ISO timestamp -> how this medium shows a moment
 
 
 def _iso_minutes(value: str) -> str:
-    return value[:16].replace("T", " ") + " UTC"
+    """A moment as plain text: to the minute, with the seconds when it has any (a
+    deadline at its game's own second of the minute)."""
+    seconds = value[16:19]
+    return value[:16].replace("T", " ") + (seconds if seconds not in ("", ":00") else "") \
+        + " UTC"
 
 _PLAYER_KEYS = ("uid", "voter", "target", "actor", "fallback", "previous", "old", "new", "by",
                 "acting", "hanged", "master", "if_hanged", "unless_hanged", "passed")

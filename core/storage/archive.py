@@ -32,7 +32,8 @@ async def initial_and_log(service: GameService, game_id: int) -> tuple[GameState
     if row is None:
         raise GameNotFound(game_id)
     initial = engine.create_game(seed=row.seed, master=row.master_id, title=row.title,
-                                 plot=row.plot, options=Options.model_validate_json(row.options))
+                                 plot=row.plot, options=Options.model_validate_json(row.options),
+                                 stored=True)
     return initial, await service.log(game_id)
 
 

@@ -468,7 +468,8 @@ class GameService:
         if row is None:
             raise GameNotFound(game_id)
         state = engine.create_game(seed=row.seed, master=row.master_id, title=row.title,
-                                   plot=row.plot, options=Options.model_validate_json(row.options))
+                                   plot=row.plot, options=Options.model_validate_json(row.options),
+                                   stored=True)
         seen = state.model_dump_json() if at == 0 else None
         for seq, command, _ in await self.log(game_id):
             state = engine.apply(state, command).state

@@ -206,7 +206,10 @@ async def test_phase_announcements_carry_the_call_to_action(h: Harness) -> None:
     t = await open_en(h)
     await start(t)
     text = "\n".join(m.text for m in h.messages_in(t.channel))
-    assert "/checkin" in text and ":R>" in text and ":f>" in text
+    deadline = (await t.state()).deadline
+    assert deadline is not None
+    unix = int(deadline.timestamp())  # the real moment, to the game's second
+    assert "/checkin" in text and f"<t:{unix}:T> (<t:{unix}:R>)" in text
     await checkin_all(t)
     await t.advance()
     night = h.messages_in(t.channel)[-1].text

@@ -16,6 +16,7 @@ from core.game.errors import ErrorCode, RuleError
 from core.game.events import Audience, EventKind
 from core.game.rules import night as night_rules
 from core.game.rules.context import Ctx
+from core.game.rules.deadlines import MINUTE
 from core.game.rules.voting import current_votes
 from core.game.state import GameState, PhaseKind
 
@@ -60,15 +61,17 @@ def reminder_at(state: GameState) -> datetime | None:
     """When the scheduled reminder of the current deadline is due (None: none is).
 
     One per deadline: an extended deadline gets a new one. None when the lead time is
-    off or does not fall inside the phase (a phase shorter than the lead time starts
-    with its announcement, which already says what to do and by when)."""
+    off or does not fall inside the phase after its first minute (a phase not longer than
+    the lead time starts with its announcement, which already says what to do and by
+    when; the game's second of the minute makes a phase up to 59 s longer than its
+    length, core/game/rules/deadlines.py)."""
     lead = state.options.reminder_minutes
     if duty(state) is None or state.deadline is None or lead <= 0 or state.over:
         return None
     if state.reminded == state.deadline:
         return None
     at = state.deadline - timedelta(minutes=lead)
-    if state.opened is not None and at <= state.opened:
+    if state.opened is not None and at < state.opened + MINUTE:
         return None
     return at
 

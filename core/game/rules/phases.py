@@ -6,11 +6,11 @@ win; every phase end goes through `advance()`.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from core.game.events import Audience, EventKind
 from core.game.roles import Role, info, is_role_player, rows
-from core.game.rules import channels, economy, shop, voting
+from core.game.rules import channels, deadlines, economy, shop, voting
 from core.game.rules import night as night_rules
 from core.game.rules.context import Ctx
 from core.game.rules.setup import composition_for
@@ -71,7 +71,7 @@ def open_phase(ctx: Ctx, kind: PhaseKind, number: int, at: datetime) -> None:
     state.phase, state.number = kind, number
     state.serial += 1
     minutes = state.options.day_minutes if kind is PhaseKind.DAY else state.options.night_minutes
-    state.deadline = at + timedelta(minutes=minutes)
+    state.deadline = deadlines.next_phase(state, at, minutes)
     state.opened = at
     if kind is PhaseKind.DAY:
         state.vote_log = []
