@@ -51,7 +51,7 @@ from typing import IO, Any
 
 from tests.harness.ratelimits import RateLimits, _major, bucket_hash
 
-from .e2e import summary
+from .e2e import no_windows, summary, windows
 from .processes import ROOT, ShardSnowflakes, _line, _say, failed, go_and_collect, stop
 from .targets import _poisson
 
@@ -153,6 +153,7 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
             setup_clock = VirtualClock()
             limits.enabled = False
             bot.budget.clock, bot.budget.skip = setup_clock, setup_clock.at_least
+            saved = no_windows(bot)  # set-up: lines and edits as they come
             t0 = time.perf_counter()
             await bench.grow(min(games, templates))
             await bench.quiesce()
@@ -171,6 +172,7 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
                 bot.http, budget, "bench.scaleout.token", url, count, [shard])
             limits.reset()
             limits.enabled = True
+            windows(bot, saved)  # measured: the bot's own windows
             _say("ready", {"shard": shard, "games": len(bench.games), "setup_s": setup_s,
                            "built_s": built_s, "copied_s": copied_s})
             loop = asyncio.get_running_loop()

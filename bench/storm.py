@@ -44,7 +44,7 @@ from core.storage.models import PENDING, Outbox
 from tests.harness import Harness
 from tests.harness.ratelimits import VirtualClock
 
-from .e2e import Bench, LatencyProbe, bench_settings, summary
+from .e2e import Bench, LatencyProbe, bench_settings, no_windows, summary, windows
 from .rest import ChannelPosts
 
 POST = "POST /channels/{channel_id}/messages"
@@ -74,9 +74,11 @@ async def deadline_storm(workdir: Path, games: int, *, rate: float = 20.0, seed:
         setup_clock = VirtualClock()
         h.world.ratelimits.enabled = False
         bot.budget.clock, bot.budget.skip = setup_clock, setup_clock.at_least
+        saved = no_windows(bot)
         log(f"  storm: setting up {games} live games (limits off) ...")
         await bench.grow(games)
         await bench.quiesce()
+        windows(bot, saved)
         log(f"  storm: set up in {bench.setup_seconds:.1f} s; the deadlines fire")
         setup_s = bench.setup_seconds
         # the storm: Discord's limits in real time, a fresh budget on the real clock

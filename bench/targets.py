@@ -59,7 +59,7 @@ from core.game.state import PhaseKind
 from core.storage.models import DELIVERED, PENDING, Outbox
 from tests.harness.ratelimits import VirtualClock
 
-from .e2e import EVERYTHING, Bench, LiveGame, summary
+from .e2e import EVERYTHING, Bench, LiveGame, no_windows, summary, windows
 from .rest import ChannelPosts
 from .storm import POST, storm_bot
 
@@ -264,6 +264,7 @@ async def measure(workdir: Path, sizes: TargetSizes, *, seed: int = 30,
         setup_clock = VirtualClock()
         h.world.ratelimits.enabled = False
         bot.budget.clock, bot.budget.skip = setup_clock, setup_clock.at_least
+        saved = no_windows(bot)  # set-up: lines and edits as they come
         gc.collect()  # not before a latency window: before the memory's first reading
         rss_empty = _rss_kib()
         groups: dict[str, list[LiveGame]] = {}
@@ -291,6 +292,7 @@ async def measure(workdir: Path, sizes: TargetSizes, *, seed: int = 30,
         bot.budget = bot.budgeted.budget = budget
         h.world.ratelimits.reset()
         h.world.ratelimits.enabled = True
+        windows(bot, saved)  # measured: the desk's, the teams' and the count's own windows
         rest = RestLog(bench)
         rest.install()
         try:
@@ -302,6 +304,7 @@ async def measure(workdir: Path, sizes: TargetSizes, *, seed: int = 30,
         # --- memory: the storm games played on to day 3 (limits off, not a REST figure)
         h.world.ratelimits.enabled = False
         bot.budget.clock, bot.budget.skip = setup_clock, setup_clock.at_least
+        no_windows(bot)
         played = groups["night"] + groups["lynch"]
         for _ in range(6):
             now = datetime.now(UTC)

@@ -196,11 +196,11 @@ class Delivery:
         return self.bot.observe
 
     async def deliver(self, entry: OutboxEntry) -> None:
-        if channel_of(entry) is not None and entry.created_at is not None:
-            # the desk's or a team's line: maybe gathered (gathered lines go by their
-            # commit times; an entry built by hand without one goes on its own)
-            if await self._gathered([entry]):
-                return
+        # the desk's or a team's line: maybe gathered (gathered lines go by their
+        # commit times; an entry built by hand without one goes on its own)
+        if channel_of(entry) is not None and entry.created_at is not None \
+                and await self._gathered([entry]):
+            return
         await self._guarded(self._deliver(entry), [entry])
         self._done = {k for k in self._done if k[:2] != entry.key}
 

@@ -24,13 +24,13 @@ from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t as tr
 from tests.bot.helpers import (
-    posted,
     EVERYTHING,
     ROLES,
     Lives,
     Table,
     checkin_all,
     open_table,
+    posted,
     rebind,
     start,
 )
