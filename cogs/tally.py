@@ -142,6 +142,7 @@ class LiveTallies:
         # vote's record already shows the count after it, so the message is a summary,
         # and a day of votes costs an edit a minute at most, not one each (issue 30)
         self.interval = bot.settings.tally_interval
+        self.clock: Callable[[], float] = _now  # monotonic seconds (tests: a virtual one)
         self._last: dict[int, float] = {}  # message id -> monotonic time of its last write
         self.edits = 0
         self.posts = 0
@@ -163,7 +164,7 @@ class LiveTallies:
             # 0's check-in list opens at once: it names who has still to check in.
             return
         if message_id is not None:
-            wait = self._last.get(message_id, -math.inf) + self.interval - _now()
+            wait = self._last.get(message_id, -math.inf) + self.interval - self.clock()
             if wait > 0 and entry.payload.get("op") == "edit":
                 # Later counts pile up meanwhile and coalesce. The final count is never
                 # held back: the next phase's announcement waits behind it.
@@ -175,13 +176,13 @@ class LiveTallies:
                 log.warning("game %s: live count %s was deleted; posting it again",
                             info.id, key)
             else:
-                self._last[message_id] = _now()
+                self._last[message_id] = self.clock()
                 self.edits += 1
                 return
         message = await send(embed)
         kept = {k: v for k, v in info.live_messages.items() if not k.startswith("tally:")}
         await service.set_discord(info.id, DiscordPatch(live_messages=kept | {key: message.id}))
-        self._last[message.id] = _now()
+        self._last[message.id] = self.clock()
         self.posts += 1
 
 
