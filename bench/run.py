@@ -553,7 +553,9 @@ def targets_table(out: dict[str, Any]) -> str:
         f"{st['limited']} 429s",
         f"    durable p50 {_f(st['durable_latency']['p50_ms'])} ms, p99 "
         f"{_f(st['durable_latency']['p99_ms'])} ms; outbox lag over {st['outbox_rows']} "
-        f"rows p50 {_f(st['outbox_lag_p50_s'], 2)} s, p99 {_f(st['outbox_lag_p99_s'], 2)} s",
+        f"rows p50 {_f(st['outbox_lag_p50_s'], 2)} s, p99 {_f(st['outbox_lag_p99_s'], 2)} s "
+        f"({_f(st.get('outbox_lag_p99_s_without_live_count', math.nan), 2)} s without the "
+        f"live count, edited once per TALLY_INTERVAL)",
         f"  storm: {sm['games']} deadlines in one second (half night ends, "
         f"{_f(sm['deaths_per_night_end'], 2)} deaths each; half lynch day ends, "
         f"{_f(sm['lynched_per_day_end'], 2)} hanged each), {sm['commands']} commands sent "

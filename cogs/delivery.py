@@ -34,6 +34,7 @@ from archive.build import attachments
 from core.game.events import Event, EventKind
 from core.settings import Settings
 from core.sight.narrate import team_name
+from core.sight.visibility import RecordCount
 from core.sight.vocabulary import Team
 from core.storage.observer import (
     EVENT_KIND,
@@ -335,7 +336,7 @@ class Delivery:
         pieces: list[tuple[OutboxEntry, int, discord.Embed]] = []
         count: dict[int, int] = {}
         for entry, event in todo:
-            split = split_embed(event_embed(event, lang))
+            split = split_embed(event_embed(event, lang, recorded_count(entry)))
             count[entry.ordinal] = len(split)
             pieces += [(entry, k, embed) for k, embed in enumerate(split)
                        if not self._did(entry, f"post:{k}")]
@@ -756,6 +757,12 @@ class Delivery:
         except discord.HTTPException:
             log.error("game %s: could not tell the master about parked entry %s (%s)",
                       entry.game_id, entry.key, what)
+
+
+def recorded_count(entry: OutboxEntry) -> RecordCount | None:
+    """The day's count a vote's record carries, as its command left it (issue 30)."""
+    count = entry.payload.get("count")
+    return None if count is None else RecordCount.model_validate(count)
 
 
 def same_command(entries: list[OutboxEntry]) -> list[OutboxEntry]:

@@ -7,9 +7,12 @@ change it is decided from the engine's public view (`core.sight.visibility.live_
 writes a "tally" outbox entry in its own transaction, carrying the whole count as it
 stands, so whichever entry goes out last shows the latest count. The OutboxWorker drops
 an entry a later one of the same message supersedes (`coalesce`), and this deliverer
-edits one message at most once per `interval` seconds: a burst of votes costs one or two
-edits, never one each. The message id is stored with the game (`live_messages`), so
-edits after a restart address the same message.
+edits one message at most once per `interval` seconds (TALLY_INTERVAL, default 60): a
+burst of votes costs one or two edits, never one each. Each vote's and withdrawal's
+public record carries the count after it (core.sight.tallies.record_fields), so the
+channel reads the latest count with the latest vote while the message waits. The
+message id is stored with the game (`live_messages`), so edits after a restart address
+the same message.
 
 Day 0's check-ins are listed the same way: one message, edited as players check in,
 instead of a post per check-in (LISTED_EVENTS are not posted on their own).
@@ -133,11 +136,13 @@ def _now() -> float:
 class LiveTallies:
     """Posts and edits the live counts; called by cogs.delivery for "tally" entries."""
 
-    interval = 5.0  # seconds between two edits of one message (Discord: 5 per 5 s; 3
-    # per 6 s once it is an hour old): a burst of votes costs one edit (issue 30)
-
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot
+        # seconds between two edits of one message (TALLY_INTERVAL, default 60): each
+        # vote's record already shows the count after it, so the message is a summary,
+        # and a day of votes costs an edit a minute at most, not one each (issue 30)
+        self.interval = bot.settings.tally_interval
+        self.clock: Callable[[], float] = _now  # monotonic seconds (tests: a virtual one)
         self._last: dict[int, float] = {}  # message id -> monotonic time of its last write
         self.edits = 0
         self.posts = 0
@@ -159,7 +164,7 @@ class LiveTallies:
             # 0's check-in list opens at once: it names who has still to check in.
             return
         if message_id is not None:
-            wait = self._last.get(message_id, -math.inf) + self.interval - _now()
+            wait = self._last.get(message_id, -math.inf) + self.interval - self.clock()
             if wait > 0 and entry.payload.get("op") == "edit":
                 # Later counts pile up meanwhile and coalesce. The final count is never
                 # held back: the next phase's announcement waits behind it.
@@ -171,13 +176,13 @@ class LiveTallies:
                 log.warning("game %s: live count %s was deleted; posting it again",
                             info.id, key)
             else:
-                self._last[message_id] = _now()
+                self._last[message_id] = self.clock()
                 self.edits += 1
                 return
         message = await send(embed)
         kept = {k: v for k, v in info.live_messages.items() if not k.startswith("tally:")}
         await service.set_discord(info.id, DiscordPatch(live_messages=kept | {key: message.id}))
-        self._last[message.id] = _now()
+        self._last[message.id] = self.clock()
         self.posts += 1
 
 

@@ -75,6 +75,12 @@ class Settings(BaseSettings):
     desk_window_seconds: float = Field(default=60.0, ge=0)
     team_window_seconds: float = Field(default=10.0, ge=0)
 
+    # The live vote count (cogs/tally.py): one message per day, edited at most once per
+    # this many seconds per message; every vote's public record carries the count after
+    # it, so the channel never waits for the edit (docs/delivery.md). The final count at
+    # the day's end is never held back.
+    tally_interval: float = Field(default=60.0, ge=0)
+
     @model_validator(mode="after")
     def _database_in_data_dir(self) -> Settings:
         if not self.database_url.strip():

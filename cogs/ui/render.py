@@ -17,9 +17,9 @@ from core.sight.narrate import (
     votes,
 )
 from core.sight.views import ShopRow, ShopView
-from core.sight.visibility import Card, PublicView
+from core.sight.visibility import Card, PublicView, RecordCount
 from core.sight.vocabulary import PhaseKind, Team
-from core.text.i18n import t
+from core.text.i18n import format_number, t
 
 from .limits import FIELD_VALUE, clamp_embed, clip
 from .markup import user_data, user_text
@@ -46,13 +46,17 @@ def text_of(event: Event, lang: str) -> str:
     return describe(safe, mention, lang, when)
 
 
-def event_embed(event: Event, lang: str) -> discord.Embed:
+def event_embed(event: Event, lang: str, count: RecordCount | None = None) -> discord.Embed:
     """An event as one embed. It may exceed Discord's limits (a morning with three long
-    stories): the outbox splits it (cogs/ui/limits.py); replies use `reply_embed`."""
+    stories): the outbox splits it (cogs/ui/limits.py); replies use `reply_embed`.
+    `count`: a vote's record carries the day's count after it (its own line)."""
     colour = _COLOURS.get(event.kind)
     if event.kind is EventKind.PHASE_STARTED:
         colour = DAY if event.data["phase"] == "day" else NIGHT
-    embed = discord.Embed(description=text_of(event, lang), colour=colour or GREY)
+    text = text_of(event, lang)
+    if count is not None:
+        text += "\n" + count_line(count, lang)
+    embed = discord.Embed(description=text, colour=colour or GREY)
     if event.kind is EventKind.VOTE_CAST:  # the public vote: unambiguous, in red; a Shout says so
         embed.title = t("vote.embed_title_shout" if event.data.get("shout")
                         else "vote.embed_title", lang)
@@ -64,6 +68,20 @@ def event_embed(event: Event, lang: str) -> discord.Embed:
     if event.kind is EventKind.PAYOUTS:
         embed.description = payout_table(event, lang)
     return embed
+
+
+def count_line(count: RecordCount, lang: str) -> str:
+    """The day's count in one line, leaders first: "Count: @B 3 · @C 2 · and 2 others".
+    At most RECORD_ROWS names (the view cut the rest), so it is short by construction;
+    mentions in an embed never ping."""
+    if not count.rows:
+        return t("tally.record.none", lang)
+    rows = [t("tally.record.row", lang, name=mention(uid), count=format_number(
+        halves / 2 if halves % 2 else halves // 2, lang)) for uid, halves in count.rows]
+    line = " · ".join(rows)
+    if count.more:
+        line += " " + t("tally.record.more", lang, count=count.more)
+    return t("tally.record.line", lang, rows=line)
 
 
 def reply_embed(event: Event, lang: str) -> discord.Embed:

@@ -127,7 +127,8 @@ async def _answer_publicly(interaction: discord.Interaction[MafiaBot], info: Gam
     # as the outbox would post it (cogs/delivery.py): the same embeds, so a recheck
     # after a failure here finds it by its text
     embeds = [piece for e in applied.events if _recorded(e)
-              for piece in split_embed(event_embed(e, info.language))]
+              for piece in split_embed(event_embed(e, info.language,
+                                                   applied.record_count(e)))]
     try:
         await interaction.response.send_message(embeds=embeds[:EMBEDS],
                                                 allowed_mentions=no_pings())

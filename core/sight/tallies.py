@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.game.events import Event
+from core.game.events import Event, EventKind
 from core.game.state import GameState
-from core.sight.visibility import tally_updates
+from core.sight.visibility import record_count, tally_updates
 
 TALLY_KIND = "tally"  # Outbox.kind of live-count entries
+
+
+#: public records that carry the day's count after them (a vote, a withdrawal)
+COUNTED_RECORDS = frozenset({EventKind.VOTE_CAST, EventKind.VOTE_WITHDRAWN})
 
 
 def message_key(number: int) -> str:
@@ -26,3 +30,13 @@ def tally_outbox(old: GameState, new: GameState, events: list[Event]
     return [(TALLY_KIND, {"op": op, "coalesce": message_key(count.number),
                           "tally": count.model_dump(mode="json")})
             for op, count in tally_updates(old, new)]
+
+
+def record_fields(new: GameState, event: Event) -> dict[str, Any]:
+    """What an event's outbox row carries beside it: a public vote or withdrawal, the
+    day's count as the command left it (its record shows it: issue 30, the channel
+    reads the count with every vote, so the live message may be edited seldom)."""
+    if event.kind not in COUNTED_RECORDS or event.audience.kind != "public":
+        return {}
+    count = record_count(new)
+    return {} if count is None else {"count": count.model_dump(mode="json")}

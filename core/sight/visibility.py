@@ -253,6 +253,29 @@ def live_tally(state: GameState, *, spells: bool = False) -> LiveTally | None:
                      ghosts=ghosts_allowed(state))
 
 
+#: rows a vote's record shows of the count; the rest are counted, not named, so that
+#: the line stays short (and within Discord's limits) by construction
+RECORD_ROWS = 8
+
+
+class RecordCount(BaseModel):
+    """The day's count as a vote's or a withdrawal's public record carries it (issue 30):
+    the counted targets, leaders first (hanging order), as (uid, halves), and how many
+    more have counted votes. Votes that count nothing (an excluded ghost's) are left
+    out: the live message lists them."""
+
+    rows: list[tuple[int, int]] = Field(default_factory=list)
+    more: int = 0
+
+
+def record_count(state: GameState) -> RecordCount | None:
+    """The running count after a command, compact (None outside a voting day)."""
+    if state.phase is not PhaseKind.DAY or state.number == 0:
+        return None
+    counted = [(row.target, row.halves) for row in tally_rows(state) if row.halves > 0]
+    return RecordCount(rows=counted[:RECORD_ROWS], more=max(0, len(counted) - RECORD_ROWS))
+
+
 def checkin_list(state: GameState) -> LiveTally | None:
     """Day 0's public check-in list (None outside day 0), in seat order."""
     if state.phase is not PhaseKind.DAY or state.number != 0:

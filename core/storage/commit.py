@@ -25,6 +25,7 @@ from core.game.events import EVENTS_ADAPTER, Event
 from core.game.rules.owing import REMINDER, reminder_at
 from core.game.state import GameState, PhaseKind
 from core.sight.record import files_for
+from core.sight.tallies import record_fields
 from core.storage import statements
 from core.storage.hooks import Commit, CommitHook, quiet
 from core.storage.models import GamePlayer, UserStats
@@ -113,7 +114,7 @@ def outbox_rows(p: Pending, extra: list[tuple[str, str]], route: Callable[[Event
     `answer` takes are held for the caller's own response (`ANSWERED`)."""
     new, events = p.out.state, p.out.events
     rows = [(EVENT_KIND, dumps(({"answered": True} if answer is not None and answer(e)
-                                else {}) | event_payload(new.seq, e)))
+                                else {}) | event_payload(new, e)))
             for e in events if route(e)]
     for derive in derivers:
         rows += [(kind, dumps(payload)) for kind, payload in derive(p.old, new, events)]
@@ -187,14 +188,16 @@ def held(rows: list[tuple[str, str]]) -> list[int]:
             if kind == EVENT_KIND and payload.startswith(ANSWERED)]
 
 
-def event_payload(seq: int, event: Event) -> dict[str, Any]:
-    """An event's outbox payload; `files` (if any) say what files to attach when it is
-    delivered (built then from committed data: core.sight.record.files_for)."""
-    payload: dict[str, Any] = {"seq": seq, "event": event.model_dump(mode="json")}
+def event_payload(state: GameState, event: Event) -> dict[str, Any]:
+    """An event's outbox payload, made from the state its command left: `files` (if
+    any) say what files to attach when it is delivered (built then from committed data:
+    core.sight.record.files_for); a vote's record carries the day's count then
+    (`count`, core.sight.tallies.record_fields), not the count at delivery."""
+    payload: dict[str, Any] = {"seq": state.seq, "event": event.model_dump(mode="json")}
     files = files_for(event)
     if files:
         payload["files"] = files
-    return payload
+    return payload | record_fields(state, event)
 
 
 def dumps(payload: Any) -> str:

@@ -33,8 +33,16 @@ from core.sight.places import SILENCE_KIND as SILENCE_KIND
 from core.sight.places import outbox_rows
 from core.sight.record import NotFinished as NotFinished
 from core.sight.record import team_channel_readers
+from core.sight.tallies import record_fields
 from core.sight.views import LobbyView, ShopView
-from core.sight.visibility import Card, PublicView, card, living_choices, public_view
+from core.sight.visibility import (
+    Card,
+    PublicView,
+    RecordCount,
+    card,
+    living_choices,
+    public_view,
+)
 from core.storage.service import EVENT_KIND as EVENT_KIND
 from core.storage.service import Applied
 from core.storage.service import DiscordPatch as DiscordPatch
@@ -89,6 +97,12 @@ class Outcome:
     @property
     def spectators_see_teams(self) -> bool:
         return self._state.options.spectators_see_teams
+
+    def record_count(self, event: Event) -> RecordCount | None:
+        """The day's count `event`'s public record carries (a vote, a withdrawal): the
+        same fields its outbox entry carries, so a reply and a post read alike."""
+        fields = record_fields(self._state, event)
+        return RecordCount.model_validate(fields["count"]) if fields else None
 
     def lobby(self) -> LobbyView:
         """The signup as this command left it."""
