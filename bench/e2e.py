@@ -234,7 +234,6 @@ def bench_settings(database_url: str) -> Settings:
                     max_games_per_guild=GAMES_PER_GUILD)
 
 
-@contextlib.asynccontextmanager
 def no_windows(bot: MafiaBot) -> tuple[float, float, float]:
     """Each command's desk and team lines and live-count edits as they come; returns
     the windows it replaced (for `windows`). Sections that wait for the outbox after
@@ -251,6 +250,7 @@ def windows(bot: MafiaBot, values: tuple[float, float, float]) -> None:
     gathering.desk_window, gathering.team_window, tallies.interval = values
 
 
+@contextlib.asynccontextmanager
 async def running_bot(workdir: Path) -> AsyncIterator[Bench]:
     """A MafiaBot on `workdir`/bench.db (the folder must exist) inside the harness."""
     settings = bench_settings(f"sqlite://{workdir / 'bench.db'}")
