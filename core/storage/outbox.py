@@ -150,7 +150,8 @@ class OutboxWorker:
         self._skipped: set[tuple[int, int]] = set()
         # lanes held by their deliverer (Hold): the newest entry each had seen, and the
         # event a scan sets when a newer one is committed; the newest entry per lane
-        self._holds: dict[tuple[int, int], tuple[int, asyncio.Event]] = {}
+        # held lanes: the newest entry seen when the hold began, its wake-up, its end
+        self._holds: dict[tuple[int, int], tuple[int, asyncio.Event, datetime]] = {}
         self._seen: dict[tuple[int, int], int] = {}
         self._newest: dict[tuple[int, int], int] = {}
         self._setup_lanes(lane, lanes, max_concurrent, weights, names)
@@ -220,6 +221,20 @@ class OutboxWorker:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def recheck(self) -> None:
+        """Offer every held lane again now and scan (a test moved its clock past a hold:
+        a hold waits in the loop's time, not the worker's clock)."""
+        for _, event, _ in self._holds.values():
+            event.set()
+        self._wake.set()
+
+    def holding(self, game_id: int) -> frozenset[int]:
+        """The lanes of `game_id` whose head a deliverer holds now (`Hold`), by the
+        worker's clock."""
+        now = self._now()
+        return frozenset(lane for (game, lane), (_, _, until) in self._holds.items()
+                         if game == game_id and until > now)
 
     @property
     def owns(self) -> GuildFilter | None:
@@ -430,7 +445,8 @@ class OutboxWorker:
         """Wait out a deliverer's hold (no slot held): `seconds`, or until a scan finds an
         entry committed behind the held ones (`_nudge`)."""
         event = asyncio.Event()
-        self._holds[pair] = (self._seen.get(pair, 0), event)
+        self._holds[pair] = (self._seen.get(pair, 0), event,
+                             self._now() + timedelta(seconds=seconds))
         try:
             await doze(event, min(seconds, self._poll))
         finally:
