@@ -554,8 +554,11 @@ def targets_table(out: dict[str, Any]) -> str:
         f"    durable p50 {_f(st['durable_latency']['p50_ms'])} ms, p99 "
         f"{_f(st['durable_latency']['p99_ms'])} ms; outbox lag over {st['outbox_rows']} "
         f"rows p50 {_f(st['outbox_lag_p50_s'], 2)} s, p99 {_f(st['outbox_lag_p99_s'], 2)} s "
-        f"({_f(st.get('outbox_lag_p99_s_without_live_count', math.nan), 2)} s without the "
-        f"live count, edited once per TALLY_INTERVAL)",
+        f"({_f(st.get('outbox_lag_p99_s_unwindowed', math.nan), 2)} s without the rows "
+        f"held on purpose: the desk's lines, up to DESK_WINDOW_SECONDS, and the live "
+        f"count's edits, up to TALLY_INTERVAL); p99 by where (rows, s): "
+        + ", ".join(f"{k} {n} {_f(v, 2)}" for k, (n, v) in
+                    st.get("outbox_lag_p99_s_by_where", {}).items()),
         f"  storm: {sm['games']} deadlines in one second (half night ends, "
         f"{_f(sm['deaths_per_night_end'], 2)} deaths each; half lynch day ends, "
         f"{_f(sm['lynched_per_day_end'], 2)} hanged each), {sm['commands']} commands sent "

@@ -102,15 +102,17 @@ def kill(ctx: Ctx, uid: int, cause: DeathCause, by: list[int] | None = None,
     # the dead hears where he may still read, and whether he still votes (as a ghost)
     ctx.emit(EventKind.YOU_DIED, Audience.to(uid), cause=cause,
              ghost=voting.base_weight(state, uid) > 0, graveyard=state.options.graveyard)
+    for team, members in teams(ctx).items():
+        if uid in members:
+            emit_team(ctx, team)
     # his living mates know him as a team mate already: it tells them nothing new but
-    # the news; a team channel he shares with them hears it once, the others in private
+    # the news; a team channel he shares with them hears it once (after its permissions
+    # changed, so it joins the command's other posts there as one message), the others
+    # in private
     mates = _living_mates(ctx, uid)
     told = _tell_teams(ctx, uid, cause, mates)
     if rest := [m for m in mates if m not in told]:
         ctx.emit(EventKind.MATE_DIED, Audience.to(*rest), uid=uid, cause=cause)
-    for team, members in teams(ctx).items():
-        if uid in members:
-            emit_team(ctx, team)
     promote_sergeant(ctx)
     return True
 
