@@ -234,7 +234,10 @@ FORBIDDEN_TO_BOT = ("core.game.rules", "core.game.state", "core.game.engine")
 COGS_MAY_IMPORT = ("core.game.commands", "core.game.errors", "core.game.events",
                    "core.text.i18n", "core.sight.narrate", "core.sight.vocabulary",
                    "core.sight.views", "core.sight.visibility", "core.sight.guide",
-                   "core.sight.desk", "core.sight.deskpings", "core.storage.observer")
+                   "core.sight.desk", "core.sight.deskpings", "core.storage.observer",
+                   # the catalogue of outbox kinds: what a row carries (its payload
+                   # models), never a state (core/storage/kinds.py)
+                   "core.storage.kinds")
 
 #: Files that need more, and why (none of it is a game's state).
 COGS_ALSO = {
