@@ -12,22 +12,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from core.sight.tallies import TALLY_KIND
 from core.storage.kinds import (
     EVENT_KIND,
     KINDS,
+    PING_KIND,
+    PLACE_KIND,
     SIGNUP_EVENTS,
     SIGNUP_POST,
     SIGNUP_REFRESH,
+    SILENCE_KIND,
+    TALLY_KIND,
     head,
 )
-from core.storage.observer import PING_KIND, PLACE_KIND, SILENCE_KIND, GameInfo
+from core.storage.observer import GameInfo
 from core.storage.outbox import OutboxEntry
-
-if TYPE_CHECKING:
-    from .delivery import Delivery
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,27 @@ LANES = 6
 LANE_NAMES = ("announce", "places", "channels", "cosmetic", "roles", "desk")
 LANE_WEIGHTS = (8.0, 4.0, 2.0, 2.0, 1.0, 1.0)
 
-Deliverer = Callable[["Delivery", GameInfo, OutboxEntry], Awaitable[None]]
+
+class PlacesDeliverer(Protocol):
+    """What cogs.places.Places delivers: the seats' places, the ping role, the silence."""
+
+    async def push(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+    async def sync_role(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+    async def silence(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+
+
+class Delivery(Protocol):
+    """What cogs.delivery.Delivery offers the table (named here: no import circle)."""
+
+    @property
+    def places(self) -> PlacesDeliverer: ...
+    async def deliver_event(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+    async def deliver_tally(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+    async def post_signup(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+    async def refresh_signup(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+
+
+Deliverer = Callable[[Delivery, GameInfo, OutboxEntry], Awaitable[None]]
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.game.commands import Command
 from core.game.events import Audience, Event, EventKind
 from core.game.state import GameState
-from core.sight.places import PING_KIND, PLACE_KIND, SILENCE_KIND
+from core.sight.places import PING_KIND as PING_KIND
+from core.sight.places import PLACE_KIND as PLACE_KIND
+from core.sight.places import SILENCE_KIND as SILENCE_KIND
 from core.sight.places import outbox_rows as places_rows
-from core.sight.tallies import LISTED_EVENTS, TALLY_KIND, tally_outbox
+from core.sight.tallies import LISTED_EVENTS, tally_outbox
+from core.sight.tallies import TALLY_KIND as TALLY_KIND
 from core.sight.visibility import LiveTally, RecordCount
 
 EVENT_KIND = "event"  # an engine event (a post in the game channel, a team's, the desk's)
