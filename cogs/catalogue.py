@@ -24,7 +24,6 @@ from core.storage.kinds import (
     SIGNUP_REFRESH,
     SILENCE_KIND,
     TALLY_KIND,
-    head,
 )
 from core.storage.observer import GameInfo
 from core.storage.outbox import OutboxEntry
@@ -79,7 +78,7 @@ class OnDiscord:
 def event_lane(entry: OutboxEntry) -> int:
     """An event's lane by its audience: the desk, a team's channel, the game channel
     (the signup board's refreshes are edits: cosmetic)."""
-    h = head(entry)
+    h = entry.head
     assert h is not None
     audience = h.event.audience.kind
     if audience == "master":

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 
 from core.game.events import EventKind
 from core.sight.deskpings import ping_kind
-from core.storage.kinds import head
 from core.storage.outbox import OutboxEntry
 from core.storage.timing import utcnow
 
@@ -39,7 +38,7 @@ TEAM_GATHERED: frozenset[str] = frozenset({EventKind.CLAN_ORDER})
 def channel_of(entry: OutboxEntry) -> str | None:
     """Which gathering channel an entry posts to: the desk, a team's channel ("team:"
     and its name), or None (not gathered: public, private places, channel set-up)."""
-    h = head(entry)
+    h = entry.head
     if h is None:
         return None
     audience = h.event.audience
@@ -51,7 +50,7 @@ def channel_of(entry: OutboxEntry) -> str | None:
 
 
 def _kind(entry: OutboxEntry) -> str:
-    h = head(entry)
+    h = entry.head
     return "" if h is None else h.event.kind
 
 
