@@ -36,8 +36,9 @@ from core.settings import Settings
 from core.sight.narrate import team_name
 from core.sight.visibility import RecordCount
 from core.sight.vocabulary import Team
+from core.storage.kinds import SIGNUP_EVENTS as SIGNUP_EVENTS
+from core.storage.kinds import latest_only, same_command
 from core.storage.observer import (
-    EVENT_KIND,
     DiscordPatch,
     GameInfo,
     GameService,
@@ -47,14 +48,24 @@ from core.storage.observer import (
 from core.storage.outbox import Hold, OutboxEntry, RetryAfter
 from core.text.i18n import t
 
-from . import ratelimits
+from . import catalogue, ratelimits
+from .catalogue import LANE_ANNOUNCE as LANE_ANNOUNCE
+from .catalogue import LANE_CHANNELS as LANE_CHANNELS
+from .catalogue import LANE_COSMETIC as LANE_COSMETIC
+from .catalogue import LANE_DESK as LANE_DESK
+from .catalogue import LANE_NAMES as LANE_NAMES
+from .catalogue import LANE_PRIVATE as LANE_PRIVATE
+from .catalogue import LANE_ROLES as LANE_ROLES
+from .catalogue import LANE_WEIGHTS as LANE_WEIGHTS
+from .catalogue import LANES as LANES
+from .catalogue import lane as lane
 from .gathering import DESK, Gathering, channel_of
 from .overwrites import member_overwrite
-from .places import PLACES_KINDS, Places, is_place_key
-from .tally import LISTED_EVENTS, TALLY_KIND, LiveTallies
+from .places import Places, is_place_key
+from .tally import LiveTallies
 from .ui.components import day_view, role_view
 from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
-from .ui.lobby import SIGNUP_POST, signup_embed
+from .ui.lobby import signup_embed
 from .ui.markup import no_pings, only_users, user_text
 from .ui.render import event_embed
 from .utils.posting import (
@@ -77,47 +88,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SIGNUP_EVENTS = frozenset({EventKind.JOINED, EventKind.LEFT, EventKind.ROLES_SET,
-                           EventKind.OPTIONS_SET})
-
-
 # Events posted in a private channel rather than the game channel: a team's, or the
 # master's desk (cogs/desk.py).
 PRIVATE = frozenset({"team", "master"})
 
 
-def route(event: Event) -> bool:
-    """Which events must reach Discord through the outbox: every public one (votes and
-    check-ins included: their public record is posted by the outbox in the game channel,
-    so it survives a crash before the interaction reply), every team one, every one for
-    the master's desk (cogs/desk.py). Player notes (reminders included) reach the
-    players' private places through core.sight.places' own entries. Day 0's check-ins are
-    not posted one by one: the live check-in list shows them (cogs/tally.py)."""
-    return event.audience.kind in ("public", "team", "master") \
-        and event.kind not in LISTED_EVENTS
-
-
-# The outbox's lanes (OutboxWorker `lane`), one per kind of destination: each game's
-# lanes are delivered separately (each in order), and the lanes take weighted turns for
-# the worker's slots (docs/delivery.md): public announcements get the largest share, but
-# a player's private push, a team channel or the live count never waits until every
-# announcement of every game is out, and a guild's slow windows (channel creations,
-# member roles) hold back only their own lane of their own game.
-# The master's desk has a lane of its own: its lines wait up to a minute to be gathered
-# (cogs/gathering.py), which must not hold back the team channels.
-LANE_ANNOUNCE, LANE_PRIVATE, LANE_CHANNELS, LANE_COSMETIC, LANE_ROLES, LANE_DESK = range(6)
-LANES = 6
-LANE_NAMES = ("announce", "places", "channels", "cosmetic", "roles", "desk")
-LANE_WEIGHTS = (8.0, 4.0, 2.0, 2.0, 1.0, 1.0)
 #: seconds an outbox request may wait for its channel's or guild's window in the budget
 #: before its entry backs off instead (cogs/ratelimits.py PATIENCE)
 PATIENCE = 5.0
-#: lanes of outbox entries that are not engine events, by `Outbox.kind` (a new kind adds
-#: itself here; an unknown kind is a player's private push). The game's ping role has a
-#: lane of its own: a phase announcement never waits for member-role changes (10 per
-#: 10 s per guild), it pings the role as it stands.
-LANE_OF_KIND: dict[str, int] = {"signup": LANE_COSMETIC, "tally": LANE_COSMETIC,
-                                "ping_role": LANE_ROLES, SIGNUP_POST: LANE_ANNOUNCE}
 
 
 def outbox_settings(settings: Settings) -> dict[str, Any]:
@@ -139,34 +117,6 @@ async def outbox_status(url: str) -> str:
         return health_line(await backlog(lane, LANES, utcnow(), names=LANE_NAMES))
     finally:
         await close_db()
-
-
-def lane(entry: OutboxEntry) -> int:
-    """Which lane an entry waits in (the end of a game is announced at once; closing its
-    private channels waits for their last posts, see `_closing`)."""
-    if entry.kind != EVENT_KIND:
-        return LANE_OF_KIND.get(entry.kind, LANE_PRIVATE)
-    event = entry.payload.get("event") or {}
-    kind = event.get("kind")
-    audience = (event.get("audience") or {}).get("kind", "public")
-    if audience == "master":
-        return LANE_DESK
-    if audience in PRIVATE:
-        return LANE_CHANNELS
-    if audience != "public":
-        return LANE_PRIVATE
-    if kind in SIGNUP_EVENTS:
-        return LANE_COSMETIC
-    return LANE_ANNOUNCE
-
-
-def _refresh_only(entry: OutboxEntry) -> bool:
-    """An entry whose whole delivery is re-rendering the signup message."""
-    if entry.kind == "signup":
-        return True
-    event = (entry.payload.get("event") or {}) if entry.kind == EVENT_KIND else {}
-    return event.get("kind") in SIGNUP_EVENTS \
-        and (event.get("audience") or {}).get("kind", "public") == "public"
 
 
 class Delivery:
@@ -256,7 +206,7 @@ class Delivery:
         gathered = await self._gathered(entries)
         if gathered:
             return gathered
-        if all(_refresh_only(e) for e in entries):
+        if all(latest_only(e) for e in entries):
             # edits of one message coalesce: it shows the current state, once
             await self.deliver(entries[-1])
             return len(entries)
@@ -438,25 +388,22 @@ class Delivery:
                                     None, game=info, **ping)
 
     async def _deliver(self, entry: OutboxEntry) -> None:
-        info = await self.service.info(entry.game_id)
-        if entry.kind == TALLY_KIND:  # the live vote count (cogs/tally.py)
-            channel = self._channel(info.channel_id)
+        """One entry, by its kind's deliverer (cogs/catalogue.py)."""
+        await catalogue.deliver(self, await self.service.info(entry.game_id), entry)
 
-            async def send(embed: discord.Embed) -> discord.Message:
-                return (await post(channel, entry_key(entry), embeds=[embed]))[0]
+    async def deliver_tally(self, info: GameInfo, entry: OutboxEntry) -> None:
+        """The live vote count (cogs/tally.py), posted through `post` (its nonce)."""
+        channel = self._channel(info.channel_id)
 
-            await self.tallies.deliver(entry, channel, send)
-            return
+        async def send(embed: discord.Embed) -> discord.Message:
+            return (await post(channel, entry_key(entry), embeds=[embed]))[0]
+
+        await self.tallies.deliver(entry, channel, send)
+
+    async def deliver_event(self, info: GameInfo, entry: OutboxEntry) -> None:
+        """An engine event: the desk's or a team's line, or a post in the game channel."""
         event = entry.event()
-        if entry.kind in PLACES_KINDS:
-            await self.places.deliver(info, entry)
-            return
-        if event is None:
-            if entry.kind == SIGNUP_POST:
-                await self.post_signup(info, entry)
-            elif entry.kind == "signup":
-                await self.refresh_signup(info, entry)
-            return
+        assert event is not None
         if event.audience.kind in PRIVATE:
             await self.private_event(info, event, entry)
         else:
@@ -765,19 +712,5 @@ def recorded_count(entry: OutboxEntry) -> RecordCount | None:
     return None if count is None else RecordCount.model_validate(count)
 
 
-def same_command(entries: list[OutboxEntry]) -> list[OutboxEntry]:
-    """The leading event entries written by the same command (same log number)."""
-    first = entries[0]
-    if first.kind != EVENT_KIND:
-        return [first]
-    seq = first.payload.get("seq")
-    run = [first]
-    for entry in entries[1:]:
-        if entry.kind != EVENT_KIND or entry.payload.get("seq") != seq:
-            break
-        run.append(entry)
-    return run
-
-
 __all__ = ["BOT_ALLOW", "HIDDEN", "NONCE_MAX", "Delivery", "channel_marker", "entry_key",
-           "find_marked", "nonce", "post", "retry_after", "route"]
+           "find_marked", "nonce", "post", "retry_after"]

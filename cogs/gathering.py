@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 
 from core.game.events import EventKind
 from core.sight.deskpings import ping_kind
-from core.storage.observer import EVENT_KIND
 from core.storage.outbox import OutboxEntry
 from core.storage.timing import utcnow
 
@@ -39,19 +38,20 @@ TEAM_GATHERED: frozenset[str] = frozenset({EventKind.CLAN_ORDER})
 def channel_of(entry: OutboxEntry) -> str | None:
     """Which gathering channel an entry posts to: the desk, a team's channel ("team:"
     and its name), or None (not gathered: public, private places, channel set-up)."""
-    if entry.kind != EVENT_KIND:
+    h = entry.head
+    if h is None:
         return None
-    event = entry.payload.get("event") or {}
-    audience = event.get("audience") or {}
-    if audience.get("kind") == "master":
+    audience = h.event.audience
+    if audience.kind == "master":
         return DESK
-    if audience.get("kind") == "team" and event.get("kind") != EventKind.TEAM_CHANGED:
-        return f"team:{audience.get('team')}"
+    if audience.kind == "team" and h.event.kind != EventKind.TEAM_CHANGED:
+        return f"team:{audience.team}"
     return None
 
 
 def _kind(entry: OutboxEntry) -> str:
-    return str((entry.payload.get("event") or {}).get("kind", ""))
+    h = entry.head
+    return "" if h is None else h.event.kind
 
 
 def _when(entry: OutboxEntry) -> datetime:

@@ -3,9 +3,10 @@ discord.py's HTTP client, the budget shared with the token's other processes, th
 outbox's deliverer and its worker (issue 31, item 4: bot.py imports no cog; this work
 lives with what it serves). Loaded by name when the bot logs in, before any request.
 
-`wire` puts them on the bot (`budget`, `budgeted`, `delivery`, `outbox`) and routes the
-service's outbox rows; the cog starts the worker once the guild caches are ready and
-stops it, and the shared budget's lease, when the bot closes (Bot.close unloads it).
+`wire` puts them on the bot (`budget`, `budgeted`, `delivery`, `outbox`) and has the
+service write its outbox rows as the catalogue lists them (core/storage/kinds.py);
+the cog starts the worker once the guild caches are ready and stops it, and the
+shared budget's lease, when the bot closes (Bot.close unloads it).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import logging
 
 from discord.ext import commands
 
-from core.storage.observer import bundle_places
 from core.storage.outbox import OutboxWorker
 
 from . import sharedbudget
-from .delivery import LANE_NAMES, LANE_WEIGHTS, LANES, Delivery, lane, outbox_settings, route
+from .catalogue import LANE_NAMES, LANE_WEIGHTS, LANES, lane
+from .delivery import Delivery, outbox_settings
 from .ratelimits import install
 from .utils.bot import MafiaBot
 from .utils.budget import RateBudget
@@ -32,8 +33,8 @@ def wire(bot: MafiaBot) -> None:
     (docs/delivery.md)."""
     if getattr(bot, "outbox", None) is not None:
         return
-    bot.service.route = route
-    bundle_places(bot.service)  # private places, the ping role
+    # the route, derivers and bundlers of the outbox's catalogue (core/storage/kinds.py)
+    bot.service.use_catalogue()
     if getattr(bot, "budget", None) is None:  # bot.py makes it; a bare bot has none
         bot.budget = RateBudget()
     bot.budgeted = install(bot, bot.budget)

@@ -5,9 +5,9 @@ so only the bot can add people): its holder and the master are its members; a
 substitute is added and the replaced member removed, so the seat's history stays with
 the seat. The living players hold a guild role that every phase announcement pings.
 Both are driven by outbox entries core.sight.places writes in the command's transaction
-(PING_KIND before a command's announcements, PLACE_KIND after them); every step here is
-idempotent, so a retry after a crash neither doubles a role or a thread nor posts a
-push twice (see `_seen`).
+(PING_KIND before a command's announcements, PLACE_KIND after them; the catalogue of
+kinds: core/storage/kinds.py); every step here is idempotent, so a retry after a crash
+neither doubles a role or a thread nor posts a push twice (see `_seen`).
 
 Where things are kept: the role id and the threads' ids live in the game's
 `private_channels` map under the keys ROLE_KEY and "place:<seat>".
@@ -25,14 +25,8 @@ import discord
 
 from core.game.events import Event, EventKind
 from core.sight.visibility import Card
-from core.storage.observer import (
-    PING_KIND,
-    PLACE_KIND,
-    SILENCE_KIND,
-    DiscordPatch,
-    GameInfo,
-    GameService,
-)
+from core.storage.kinds import PingPayload, PlacePayload, SilencePayload
+from core.storage.observer import DiscordPatch, GameInfo, GameService
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t
 
@@ -47,7 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PLACES_KINDS = frozenset({PING_KIND, PLACE_KIND, SILENCE_KIND})
 ROLE_KEY = "ping_role"
 PLACE_PREFIX = "place:"
 WEEK: Literal[10080] = 10080  # minutes: the longest auto-archive Discord allows
@@ -89,14 +82,6 @@ class Places:
     @property
     def service(self) -> GameService:
         return self.bot.service
-
-    async def deliver(self, info: GameInfo, entry: OutboxEntry) -> None:
-        if entry.kind == PING_KIND:
-            await self.sync_role(info, entry.payload)
-        elif entry.kind == SILENCE_KIND:
-            await self.silence(info, entry.payload)
-        else:
-            await self.push(info, entry)
 
     # --- the ping role ---------------------------------------------------------------------
     async def _patch(self, info: GameInfo, key: str, value: int | None) -> None:
@@ -166,12 +151,13 @@ class Places:
         await self._patch(info, ROLE_KEY, role_id)
         return role_id
 
-    async def sync_role(self, info: GameInfo, change: dict[str, Any]) -> None:
+    async def sync_role(self, info: GameInfo, entry: OutboxEntry) -> None:
+        """A PING_KIND entry: make the role if need be, give and take it."""
+        change = PingPayload.model_validate(entry.payload)
         role_id = await self.ensure_role(info)
         reason = t("places.reason", info.language, title=info.title[:80])
         try:
-            await self._member_roles(info, role_id, change.get("add", []),
-                                     change.get("remove", []), reason)
+            await self._member_roles(info, role_id, change.add, change.remove, reason)
         except discord.NotFound as exc:
             if exc.code != UNKNOWN_ROLE:
                 raise
@@ -202,9 +188,10 @@ class Places:
                 raise
 
     # --- the dead are silent in the game channel ---------------------------------------------
-    async def silence(self, info: GameInfo, change: dict[str, Any]) -> None:
-        """Who may post in the game channel: one request per change (cogs/silence.py)."""
-        await self.silencer.apply(info, change)
+    async def silence(self, info: GameInfo, entry: OutboxEntry) -> None:
+        """A SILENCE_KIND entry: who may post in the game channel, one request per
+        change (cogs/silence.py)."""
+        await self.silencer.apply(info, SilencePayload.model_validate(entry.payload))
 
     # --- the private places -----------------------------------------------------------------
     def _thread_name(self, info: GameInfo, seat: int) -> str:
@@ -272,18 +259,17 @@ class Places:
         key = (entry.game_id, entry.ordinal)
         if key in self._sent:
             return
-        payload = entry.payload
-        seat = int(payload["seat"])
+        payload = PlacePayload.model_validate(entry.payload)
+        seat = payload.seat
         # a reminder whose reason is gone by now (he voted meanwhile) is not sent late
-        news = await self.bot.observe.seat_news(
-            info.id, seat, [Event.model_validate(e) for e in payload.get("events", [])])
+        news = await self.bot.observe.seat_news(info.id, seat, payload.events)
         if news is None:
             return
         holder, events, mine = news
         thread_id, opened = await self.ensure_place(info, seat, holder)
-        for uid in payload.get("remove", []):
+        for uid in payload.remove:
             await self._let_out(thread_id, uid)
-        for uid in payload.get("add", []):
+        for uid in payload.add:
             await self._let_in(thread_id, uid)
         if not events:
             self._sent.add(key)

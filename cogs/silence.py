@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 
+from core.storage.kinds import SilencePayload
 from core.storage.observer import GameInfo
 from core.text.i18n import t
 
@@ -60,8 +61,8 @@ class Silencer:
         # channel -> member -> (when, what this process wrote: None, no overwrite)
         self._written: dict[int, dict[int, tuple[float, Entry | None]]] = {}
 
-    async def apply(self, info: GameInfo, change: dict[str, Any]) -> None:
-        """Deny `MUTE` to the members `change["mute"]`, give it back to `["unmute"]`."""
+    async def apply(self, info: GameInfo, change: SilencePayload) -> None:
+        """Deny `MUTE` to the members `change.mute`, give it back to `change.unmute`."""
         cid = info.channel_id
         async with self._locks.setdefault(cid, asyncio.Lock()):
             channel = self.bot.get_channel(cid)
@@ -73,7 +74,7 @@ class Silencer:
             else:  # not in the cache (the guild unavailable): Discord's own list
                 current = payload_overwrites(await self.bot.http.get_channel(cid))
             current = self._recall(cid, current)
-            after = with_bits(current, change.get("mute", []), change.get("unmute", []),
+            after = with_bits(current, change.mute, change.unmute,
                               mute_bits(held))
             touched = sorted(u for u in {*current, *after} if current.get(u) != after.get(u))
             if not touched:

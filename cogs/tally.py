@@ -31,10 +31,12 @@ from typing import Any
 
 import discord
 
-from core.game.events import EventKind
 from core.sight.narrate import phase_words, votes
-from core.sight.tallies import TALLY_KIND, message_key, tally_outbox
+from core.sight.tallies import LISTED_EVENTS as LISTED_EVENTS
+from core.sight.tallies import TALLY_KIND as TALLY_KIND
+from core.sight.tallies import message_key, tally_outbox
 from core.sight.visibility import LiveTally
+from core.storage.kinds import TallyPayload
 from core.storage.observer import DiscordPatch, GameInfo
 from core.storage.outbox import Hold, OutboxEntry
 from core.text.i18n import t
@@ -153,7 +155,8 @@ class LiveTallies:
         path, with its nonce) when it does not exist yet or was deleted."""
         service = self.bot.service
         info: GameInfo = await service.info(entry.game_id)
-        tally = LiveTally.model_validate(entry.payload["tally"])
+        payload = TallyPayload.model_validate(entry.payload)
+        tally = payload.tally
         key = message_key(tally.number)
         embed = tally_message_embed(tally, info.language)
         message_id = info.live_messages.get(key)
@@ -165,7 +168,7 @@ class LiveTallies:
             return
         if message_id is not None:
             wait = self._last.get(message_id, -math.inf) + self.interval - self.clock()
-            if wait > 0 and entry.payload.get("op") == "edit":
+            if wait > 0 and payload.op == "edit":
                 # Later counts pile up meanwhile and coalesce. The final count is never
                 # held back: the next phase's announcement waits behind it. A hold, not
                 # a retry: the worker stores nothing and looks again when the interval
@@ -190,13 +193,8 @@ class LiveTallies:
 
 
 async def setup(bot: MafiaBot) -> None:
-    """Register the live count's outbox deriver (a module without commands)."""
-    if tally_outbox not in bot.service.outbox_derivers:
-        bot.service.outbox_derivers.append(tally_outbox)
-
-
-#: public events the live message shows instead of a post of their own (cogs/delivery.py)
-LISTED_EVENTS = frozenset({EventKind.CHECKED_IN})
+    """A module without commands: the live count's deriver is listed in the outbox's
+    catalogue (core/storage/kinds.py), its lane and deliverer in cogs/catalogue.py."""
 
 __all__ = ["LISTED_EVENTS", "TALLY_KIND", "LiveTallies", "tally_message_embed",
            "tally_outbox"]

@@ -234,7 +234,10 @@ FORBIDDEN_TO_BOT = ("core.game.rules", "core.game.state", "core.game.engine")
 COGS_MAY_IMPORT = ("core.game.commands", "core.game.errors", "core.game.events",
                    "core.text.i18n", "core.sight.narrate", "core.sight.vocabulary",
                    "core.sight.views", "core.sight.visibility", "core.sight.guide",
-                   "core.sight.desk", "core.sight.deskpings", "core.storage.observer")
+                   "core.sight.desk", "core.sight.deskpings", "core.storage.observer",
+                   # the catalogue of outbox kinds: what a row carries (its payload
+                   # models), never a state (core/storage/kinds.py)
+                   "core.storage.kinds")
 
 #: Files that need more, and why (none of it is a game's state).
 COGS_ALSO = {
@@ -248,6 +251,7 @@ COGS_ALSO = {
     "cogs/utils/posting.py": ("core.storage.outbox",),
     "cogs/desk.py": ("core.storage.outbox",),
     "cogs/places.py": ("core.storage.outbox",),
+    "cogs/catalogue.py": ("core.storage.outbox",),
     # which desk and team lines wait to be gathered: their entries and the clock
     "cogs/gathering.py": ("core.storage.outbox", "core.storage.timing"),
     # the deliverer: its entries, the operator's settings, and `mafia-bot status` (reads
@@ -569,3 +573,16 @@ def test_the_limits_check_would_catch_a_budget_in_core(tmp_path: Path) -> None:
         'R = "POST /channels/{channel_id}/messages"\n')
     assert discord_limit_mentions(tmp_path) == [
         f"core/storage/budget.py:{n}" for n in (1, 3, 4, 5)]
+
+
+# --- the catalogue of outbox kinds ------------------------------------------------------
+def test_every_outbox_kind_has_exactly_one_discord_entry() -> None:
+    """core/storage/kinds.py lists the kinds; cogs/catalogue.py gives each its lane and
+    deliverer, and nothing else (a kind half-wired fails here and at import)."""
+    from cogs.catalogue import DISCORD, LANES
+    from core.storage.kinds import KINDS
+
+    assert sorted(DISCORD) == sorted(KINDS)
+    for on in DISCORD.values():
+        assert callable(on.deliver)
+        assert callable(on.lane) or on.lane in range(LANES)

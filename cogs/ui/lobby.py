@@ -12,13 +12,13 @@ import discord
 from core.sight.narrate import duration, role_name, team_name
 from core.sight.views import LobbyView
 from core.sight.vocabulary import PhaseKind, Team
+from core.storage.kinds import SIGNUP_POST as SIGNUP_POST  # the entry posting the board
 from core.text.i18n import t
 
 from .limits import clamp_embed
 from .markup import user_text
 from .text import mention
 
-SIGNUP_POST = "signup_post"  # Outbox.kind of the entry that posts the signup board
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "dead_public",
                  "public_moves",

@@ -1,5 +1,5 @@
 """The live vote count's outbox rows: a pure deriver the service runs in every command's
-transaction (registered by cogs/tally.py), so the count a day opens, follows and closes
+transaction (listed in core/storage/kinds.py), so the count a day opens, follows and closes
 with is owed to Discord exactly like the announcements. Which counts change is the
 rules' answer (core.sight.visibility.tally_updates); this only packs them as (kind, payload)
 rows, like core.sight.places: storage writes them and knows nothing of what they say."""
@@ -13,6 +13,8 @@ from core.game.state import GameState
 from core.sight.visibility import record_count, tally_updates
 
 TALLY_KIND = "tally"  # Outbox.kind of live-count entries
+#: public events the live list shows instead of a post of their own (day 0's check-ins)
+LISTED_EVENTS = frozenset({EventKind.CHECKED_IN})
 
 
 #: public records that carry the day's count after them (a vote, a withdrawal)

@@ -28,10 +28,11 @@ from core.sight.record import files_for
 from core.sight.tallies import record_fields
 from core.storage import statements
 from core.storage.hooks import Commit, CommitHook, quiet
+from core.storage.kinds import EVENT_KIND as EVENT_KIND
+from core.storage.kinds import Bundler, OutboxDeriver
 from core.storage.models import GamePlayer, UserStats
 from core.storage.retry import Stale
 
-EVENT_KIND = "event"  # Outbox.kind of entries made from engine events
 # An entry the caller answers itself (an interaction response): not due before its hold
 # ends, then delivered by the worker only if the caller did not mark it delivered. Its
 # payload starts with this (no user text can), so the deliverer knows to look first.
@@ -70,17 +71,10 @@ class OutboxItem(BaseModel):
     payload: dict[str, Any]
 
 
-# Extra outbox entries derived from a command, as (kind, payload) rows: storage writes
-# them and knows nothing of what they say.
+# What a command's rows are made of beyond its events (the route, the derivers, the
+# bundlers) is listed in core/storage/kinds.py; storage writes the rows and knows
+# nothing of what they say.
 OutboxRows = list[tuple[str, dict[str, Any]]]
-# Given a command's (old state, new state, events): Discord work it makes due beyond its
-# events (e.g. core.sight.tallies: an edit of the live count), written right after its events
-# in the same transaction.
-OutboxDeriver = Callable[[GameState, GameState, list[Event]], OutboxRows]
-# A bundler (e.g. core.sight.places: pushes to the players' private places): rows to write
-# before the command's event rows, and rows to write after them. Pure: it runs inside
-# the command's transaction.
-Bundler = Callable[[Command, GameState, GameState, list[Event]], tuple[OutboxRows, OutboxRows]]
 
 
 @dataclass(frozen=True)

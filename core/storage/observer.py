@@ -30,7 +30,6 @@ from core.sight.guide import Guide, guide
 from core.sight.places import PING_KIND as PING_KIND
 from core.sight.places import PLACE_KIND as PLACE_KIND
 from core.sight.places import SILENCE_KIND as SILENCE_KIND
-from core.sight.places import outbox_rows
 from core.sight.record import NotFinished as NotFinished
 from core.sight.record import team_channel_readers
 from core.sight.tallies import record_fields
@@ -51,13 +50,6 @@ from core.storage.service import GameService as GameService
 from core.storage.service import OutboxItem as OutboxItem
 
 History = list[tuple[int, Command, list[Event]]]
-
-
-def bundle_places(service: GameService) -> None:
-    """Have every command also write the outbox rows of the players' private places and
-    the game's ping role (core.sight.places decides them, in the command's transaction)."""
-    if outbox_rows not in service.bundlers:
-        service.bundlers.append(outbox_rows)
 
 
 class SeatNews(NamedTuple):

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from tortoise.queryset import QuerySet
@@ -30,6 +31,7 @@ from tortoise.queryset import QuerySet
 from core.game.events import Event
 from core.storage import statements
 from core.storage.db import background, reader
+from core.storage.kinds import EventHead, head
 from core.storage.models import DELIVERED, PARKED, PENDING, Outbox
 from core.storage.service import ANSWERED, EVENT_KIND, GameService, GuildFilter
 from core.storage.statements import Script
@@ -92,6 +94,12 @@ class OutboxEntry:
     def files(self) -> list[dict[str, Any]]:
         """Files to attach to this entry's message (core.sight.record.files_for), if any."""
         return list(self.payload.get("files") or [])
+
+    @cached_property
+    def head(self) -> EventHead | None:
+        """An event entry's kind, audience and log number, read once per entry (lanes
+        and the desk's gathering ask it many times); None for other kinds."""
+        return head(self)
 
     def event(self) -> Event | None:
         """The engine event of an 'event' entry (else None)."""

@@ -56,8 +56,6 @@ from core.storage.commit import (
     writer,
 )
 from core.storage.commit import Applied as Applied
-from core.storage.commit import Bundler as Bundler
-from core.storage.commit import OutboxDeriver as OutboxDeriver
 from core.storage.commit import OutboxItem as OutboxItem
 from core.storage.commit import OutboxRows as OutboxRows
 from core.storage.commit import default_route as default_route
@@ -66,6 +64,7 @@ from core.storage.db import reader
 from core.storage.groupcommit import GroupCommitter, Piece
 from core.storage.hooks import Commit as Commit
 from core.storage.hooks import CommitHook as CommitHook
+from core.storage.kinds import BUNDLERS, DERIVERS, Bundler, OutboxDeriver, routed
 from core.storage.models import EventLog, Game
 from core.storage.patches import INFO_FIELDS, patch_writer, patched
 from core.storage.patches import DiscordPatch as DiscordPatch
@@ -128,6 +127,14 @@ class GameService:
         self._group = GroupCommitter()
         # Each reader's language and the master's desk pings (core/storage/readers.py).
         self.readers = Readers(self.write)
+
+    def use_catalogue(self) -> None:
+        """Make every command's rows as the catalogue lists them (core/storage/kinds.py:
+        the route of events, the derivers, the bundlers); a bare service (the storage
+        tests') keeps `default_route` and no others."""
+        self.route = routed
+        self.outbox_derivers = list(DERIVERS)
+        self.bundlers = list(BUNDLERS)
 
     @property
     def committer(self) -> GroupCommitter:
