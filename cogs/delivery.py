@@ -101,8 +101,13 @@ PATIENCE = 5.0
 def outbox_settings(settings: Settings) -> dict[str, Any]:
     """The OutboxWorker's operator settings (core/settings.py; docs/delivery.md)."""
     days = settings.outbox_retention_days
+    # a lane whose lines wait for a window on purpose is late only past that window
+    late = [settings.outbox_late_seconds] * LANES
+    late[LANE_DESK] += settings.desk_window_seconds
+    late[LANE_CHANNELS] += settings.team_window_seconds
+    late[LANE_COSMETIC] += settings.tally_interval
     return {"retention": timedelta(days=days) if days > 0 else None,
-            "late_after": settings.outbox_late_seconds,
+            "late_after": late,
             "health_interval": settings.outbox_health_seconds}
 
 

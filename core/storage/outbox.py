@@ -129,7 +129,7 @@ class OutboxWorker:
         deliver_batch: DeliverBatch | None = None, batch_size: int = 10,
         owns: GuildFilter | None = None, lane: Callable[[OutboxEntry], int] | None = None,
         lanes: int = 1, weights: Sequence[float] | None = None,
-        names: Sequence[str] | None = None, late_after: float = 60.0,
+        names: Sequence[str] | None = None, late_after: float | Sequence[float] = 60.0,
         health_interval: float = 300.0, retention: timedelta | None = timedelta(days=7),
         prune_interval: float = 3600.0,
     ) -> None:
@@ -156,9 +156,9 @@ class OutboxWorker:
         # (game, lane) pairs a scan found due while they were being served: their task
         # asks for a rescan when it ends (the others need none: a commit wakes the scan)
         self._skipped: set[tuple[int, int]] = set()
-        # lanes held by their deliverer (Hold): the newest entry each had seen, and the
-        # event a scan sets when a newer one is committed; the newest entry per lane
-        # held lanes: the newest entry seen when the hold began, its wake-up, its end
+        # lanes held by their deliverer (Hold): the newest entry each had seen, the
+        # event a scan sets when a newer one is committed, and when the hold ends (the
+        # worker's clock); the newest entry per lane
         self._holds: dict[tuple[int, int], tuple[int, asyncio.Event, datetime]] = {}
         self._seen: dict[tuple[int, int], int] = {}
         self._newest: dict[tuple[int, int], int] = {}
@@ -194,8 +194,8 @@ class OutboxWorker:
         self._names = list(names or [str(i) for i in range(self._lanes)])
 
     def _setup_watch(
-        self, late_after: float, health_interval: float, retention: timedelta | None,
-        prune_interval: float,
+        self, late_after: float | Sequence[float], health_interval: float,
+        retention: timedelta | None, prune_interval: float,
     ) -> None:
         """An entry delivered more than `late_after` seconds after its commit is logged
         and counted (`late`, per lane); every `health_interval` seconds the worker logs
@@ -203,8 +203,10 @@ class OutboxWorker:
 
         Every `prune_interval` seconds, delivered entries older than `retention` are
         deleted (None: kept forever); pending and parked ones stay. Nothing reads a
-        delivered entry again: the archive and replays read the command log."""
-        self._late_after = late_after
+        delivered entry again: the archive and replays read the command log.
+        `late_after` may be given per lane (a lane that waits for a window on purpose)."""
+        self._late_after = [float(late_after)] * self._lanes \
+            if isinstance(late_after, int | float) else [float(x) for x in late_after]
         self._health_interval = health_interval
         self._health_at: datetime | None = None
         self._retention = retention
@@ -521,11 +523,11 @@ class OutboxWorker:
         for row in rows:
             waited = (now - _aware(row.created_at)).total_seconds()
             self.worst[lane] = max(self.worst[lane], waited)
-            if waited > self._late_after:
+            if waited > self._late_after[lane]:
                 self.late[lane] += 1
                 log.warning("outbox: entry %s of game %s (%s) delivered after %.0f s in "
                             "lane %s (over %.0f s)", row.ordinal, row.game_id,  # type: ignore[attr-defined]
-                            row.kind, waited, self._names[lane], self._late_after)
+                            row.kind, waited, self._names[lane], self._late_after[lane])
 
     async def health(self) -> list[LaneHealth]:
         """Each lane's pending entries (of owned guilds) and the age of its oldest."""
