@@ -282,10 +282,14 @@ async def _scaleout(sizes: Sizes, workdir: Path, rate: float, log: Any) -> dict[
         await conn.close()
     except (OSError, asyncpg.PostgresError) as err:
         return {"missing": f"no PostgreSQL at {server}: {err}"}
-    return await scaleout_bench.measure(
-        server, workdir, processes=sizes.scaleout_processes, games=sizes.scaleout_games,
-        templates=sizes.scaleout_templates, seconds=sizes.scaleout_seconds, rate=rate,
-        log=log)
+    try:
+        return await scaleout_bench.measure(
+            server, workdir, processes=sizes.scaleout_processes, games=sizes.scaleout_games,
+            templates=sizes.scaleout_templates, seconds=sizes.scaleout_seconds, rate=rate,
+            log=log)
+    except RuntimeError as err:  # e.g. a shard's outbox not drained: the machine's ceiling
+        # reported as not measured, like a missing server: the run goes on to its TARGETS
+        return {"missing": f"the scale-out did not finish at {rate:.1f} commands/s: {err}"}
 
 
 async def _empty_db(path: Path) -> None:
