@@ -31,7 +31,7 @@ from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, mention, user_lang
 from .utils.actions import join_or_leave
 from .utils.bot import READER_GAME, MafiaBot, is_admin
-from .utils.errors import send_error
+from .utils.errors import refusal, send_error
 from .utils.sight import seat_sights
 
 # The posting permissions are needed to DENY them to the dead in their team channels
@@ -226,10 +226,12 @@ async def start_game(cog: GameCog, interaction: discord.Interaction[MafiaBot], i
     master = await observe.may_master(info.id, interaction.user.id, admin=is_admin(interaction))
     if master:
         refuse_missing(interaction, REQUIRED_TO_START)
-    sights = await seat_sights(cog.bot, info, await observe.seats(info.id)) if master else {}
+    started = await observe.started(info.id)  # the engine refuses it: no rights to look up
+    sights = await seat_sights(cog.bot, info, await observe.seats(info.id)) \
+        if master and not started else {}
     seeing = await observe.seated_sight(info.id, sights)
     lang = user_lang(interaction)
-    if master and seeing and not confirm_sight and not await observe.started(info.id):
+    if master and seeing and not confirm_sight and not started:
         lines = [t("secrets.sight.head", lang)]
         lines += [t(f"secrets.sight.{what}", lang, uid=mention(uid))
                   for uid, what in seeing.items()]
@@ -242,7 +244,14 @@ async def start_game(cog: GameCog, interaction: discord.Interaction[MafiaBot], i
         return
     await cog.apply(interaction, info, c.Start, confirm=confirm, sights=sights,
                     confirm_sight=confirm_sight)
-    await interaction.response.send_message(t("lobby.started", lang), ephemeral=True)
+    if confirm_sight:  # the offer's button: its message says so, and loses the button
+        await interaction.response.edit_message(content=t("lobby.started", lang), view=None)
+    else:
+        await interaction.response.send_message(t("lobby.started", lang), ephemeral=True)
+
+
+# The engine's refusals that mean a start offer no longer applies, whoever presses it.
+STALE_OFFER = frozenset({ErrorCode.ALREADY_STARTED, ErrorCode.GAME_OVER})
 
 
 class StartAnyway(discord.ui.DynamicItem[discord.ui.Button[Any]],
@@ -267,9 +276,22 @@ class StartAnyway(discord.ui.DynamicItem[discord.ui.Button[Any]],
         bot: MafiaBot = interaction.client
         cog = bot.get_cog("Lobby")
         assert isinstance(cog, GameCog)
-        info = await bot.service.info(self.game_id)
-        await _guarded(interaction, start_game(cog, interaction, info, self.confirm,
-                                               confirm_sight=True))
+        await _guarded(interaction, self.press(cog, interaction))
+
+    async def press(self, cog: GameCog, interaction: discord.Interaction[MafiaBot]) -> None:
+        """Start; an offer that no longer applies (the engine says the game has started,
+        or is over) is refused in the presser's words, and loses its button: its own
+        message is edited by the click's answer, at no cost to the bot's budget."""
+        info = await cog.service.info(self.game_id)
+        try:
+            await start_game(cog, interaction, info, self.confirm, confirm_sight=True)
+        except RuleError as err:
+            if err.code not in STALE_OFFER or interaction.response.is_done():
+                raise
+            lang = user_lang(interaction)
+            await interaction.response.edit_message(
+                content="\n".join([refusal(err, lang), t("secrets.sight.stale", lang)]),
+                view=None, allowed_mentions=discord.AllowedMentions.none())
 
 
 async def setup(bot: MafiaBot) -> None:

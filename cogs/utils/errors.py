@@ -23,10 +23,14 @@ def readable_params(code: str, params: dict[str, Any], lang: str) -> dict[str, A
     return out
 
 
+def refusal(err: RuleError, lang: str) -> str:
+    """A refusal's words in `lang`."""
+    return describe_error(err.code, readable_params(err.code, err.params, lang), mention, lang)
+
+
 async def send_error(interaction: discord.Interaction[Any], err: RuleError) -> None:
     """The one place a refusal is rendered: ephemeral, in the user's language."""
-    lang = user_lang(interaction)
-    text = describe_error(err.code, readable_params(err.code, err.params, lang), mention, lang)
+    text = refusal(err, user_lang(interaction))
     if interaction.response.is_done():
         await interaction.followup.send(text, ephemeral=True)
     else:

@@ -134,8 +134,10 @@ def options(state: GameState, a: Actor) -> None:
 
 def start(state: GameState, a: Actor) -> None:
     """/game start: the master, once, with a composition the table can be dealt (enough
-    players for it; the SetupError names what is missing)."""
+    players for it; the SetupError names what is missing). A cancelled or finished game
+    is over, not started (a stale start offer says which)."""
     master(state, a)
+    not_over(state)
     if state.phase is not PhaseKind.SIGNUP:
         raise RuleError(ErrorCode.ALREADY_STARTED)
     composition_for(state.roles_text, len(state.players), extra_roles=state.options.extra_roles)
