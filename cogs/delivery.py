@@ -60,7 +60,16 @@ from .catalogue import LANE_WEIGHTS as LANE_WEIGHTS
 from .catalogue import LANES as LANES
 from .catalogue import lane as lane
 from .gathering import DESK, Gathering, channel_of
-from .overwrites import member_overwrite
+from .overwrites import (
+    MEMBER,
+    ROLE,
+    Written,
+    as_entry,
+    cached_overwrites,
+    member_overwrite,
+    with_owned,
+    write,
+)
 from .places import Places, is_place_key
 from .tally import LiveTallies
 from .ui.components import day_view, role_view
@@ -133,6 +142,7 @@ class Delivery:
         self._done: set[tuple[int, int, str]] = set()
         self._categories: dict[int, asyncio.Lock] = {}  # per game: ensure_category
         self.places = Places(bot)  # the players' private places and the game's ping role
+        self._written = Written()  # team channels' overwrites written, over a lagging cache
         self.tallies = LiveTallies(bot)
         #: the desk's and the team channels' windows (a burst costs one post, issue 30;
         #: cogs/gathering.py); 0: each command's lines as they come (the tests' default)
@@ -513,7 +523,7 @@ class Delivery:
         if event.kind is EventKind.TEAM_CHANGED:
             await self.ensure_team_channel(info, event.audience.team or "",
                                            event.data["members"], event.data["writers"],
-                                           entry)
+                                           entry, left=event.data.get("left") or [])
             return
         await self.team_events(info, [(entry, event)])
 
@@ -559,12 +569,29 @@ class Delivery:
                                                            guild.me.guild_permissions)
         return out
 
+    async def set_members(self, info: GameInfo, guild: discord.Guild,
+                          channel: discord.TextChannel,
+                          overwrites: dict[Any, discord.PermissionOverwrite],
+                          left: Collection[int]) -> None:
+        """A team channel's overwrites made `overwrites` for the targets the bot owns
+        there (@everyone, itself, the members, those who `left`); every other overwrite
+        (a server admin's on a role, on a member outside the game) is kept bit for bit,
+        as the dead's silence keeps them in the game channel (cogs/overwrites.py)."""
+        current = self._written.recall(channel.id, cached_overwrites(channel))
+        wanted = {target.id: as_entry(o, ROLE if isinstance(target, discord.Role) else MEMBER)
+                  for target, o in overwrites.items()}
+        after = with_owned(current, left, wanted)
+        touched = await write(self.bot.http, channel, guild, channel.id, current, after,
+                              t("places.reason", info.language, title=info.title[:80]))
+        self._written.note(channel.id, after, touched)
+
     async def ensure_team_channel(self, info: GameInfo, team: str, members: list[int],
-                                  writers: list[int], entry: OutboxEntry | None = None
-                                  ) -> None:
-        """The team's channel with exactly these members: edited if it exists, else
-        adopted if an interrupted earlier try created it (found by its marker), else
-        created; the id is stored before the welcome is posted (with a nonce)."""
+                                  writers: list[int], entry: OutboxEntry | None = None,
+                                  *, left: Collection[int] = ()) -> None:
+        """The team's channel with exactly these members (`left`: who lost it by this
+        change): edited if it exists, else adopted if an interrupted earlier try created
+        it (found by its marker), else created; the id is stored before the welcome is
+        posted (with a nonce)."""
         guild = self._guild(info)
         current = await self.service.info(info.id)
         overwrites = self.overwrites(guild, members, writers)
@@ -572,7 +599,7 @@ class Delivery:
         channel = guild.get_channel(channel_id) if channel_id else None
         if isinstance(channel, discord.TextChannel):
             before = {o.id for o in channel.overwrites if not isinstance(o, discord.Role)}
-            await channel.edit(overwrites=overwrites)
+            await self.set_members(info, guild, channel, overwrites, left)
             if team == "graveyard" and entry is not None:  # every newcomer is welcomed
                 await self.welcome_the_dead(info, channel,
                                             [u for u in members if u not in before], entry)

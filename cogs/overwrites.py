@@ -5,12 +5,17 @@ in ANY form: Discord's Send Messages covers only plain messages in the channel, 
 threads, reactions, files, polls, voice messages, application commands and webhooks
 are each denied explicitly. A member overwrite beats his guild roles' allows.
 
-Below, a channel's whole list as one PATCH sends it (cogs/silence.py): what the cache
-holds, bits set or cleared on some members, the rest kept as it is.
+Below, a channel's whole list as one PATCH sends it (cogs/silence.py, the team channels
+of cogs/delivery.py): what the cache holds, the bot's own part changed (bits on some
+members: `with_bits`; whole overwrites of the targets it owns: `with_owned`), every
+other overwrite (a server admin's) kept as it is, bit for bit; `write` sends it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Collection
 from typing import Any, Literal
 
 import discord
@@ -89,6 +94,21 @@ def with_bits(current: dict[int, Entry], deny: list[int], clear: list[int], bits
     return out
 
 
+def with_owned(current: dict[int, Entry], owned: Collection[int],
+               wanted: dict[int, Entry]) -> dict[int, Entry]:
+    """`current` with the overwrites of the targets the bot owns (`owned`, and those of
+    `wanted`) made exactly `wanted` (an owned target not in it loses its overwrite).
+    Every other overwrite (an admin's on a role, on a member outside the game) is kept as
+    it is."""
+    mine = {*owned, *wanted}
+    return {**{target: e for target, e in current.items() if target not in mine}, **wanted}
+
+
+def as_entry(overwrite: discord.PermissionOverwrite, kind: int) -> Entry:
+    allow, deny = overwrite.pair()
+    return (kind, allow.value, deny.value)
+
+
 def as_payload(entries: dict[int, Entry]) -> list[dict[str, Any]]:
     """`permission_overwrites` of PATCH /channels/{id}, as discord.py's edit sends it."""
     return [{"id": target, "type": kind, "allow": allow, "deny": deny}
@@ -103,3 +123,85 @@ def settable(entries: dict[int, Entry], held: discord.Permissions) -> bool:
     manage_roles = discord.Permissions(manage_roles=True).value
     return all(not (allow | deny) & (~held.value | manage_roles)
                for _, allow, deny in entries.values())
+
+
+# The JSON error codes of a member who left the guild (nothing to set on him).
+UNKNOWN_MEMBER, UNKNOWN_USER = 10007, 10013
+
+
+async def write(http: Any, channel: object, guild: discord.Guild | None, cid: int,
+                current: dict[int, Entry], after: dict[int, Entry], reason: str
+                ) -> list[int]:
+    """Make the channel's list `after` (it holds `current`): one PATCH of the whole list
+    where Discord takes it, else one request per changed target. The targets changed
+    (nothing sent when none)."""
+    touched = sorted(u for u in {*current, *after} if current.get(u) != after.get(u))
+    if not touched:
+        return touched
+    held = guild.me.guild_permissions if guild is not None else discord.Permissions.all()
+    if _whole(channel, guild, held, after):
+        await http.edit_channel(cid, permission_overwrites=as_payload(after), reason=reason)
+    else:
+        await _each(http, cid, after, touched, reason)
+    return touched
+
+
+def _whole(channel: object, guild: discord.Guild | None, held: discord.Permissions,
+           after: dict[int, Entry]) -> bool:
+    """Whether one PATCH carries the list: Discord would take it as it is."""
+    if len(after) > MAX_OVERWRITES:
+        return False
+    if guild is None or not isinstance(channel, discord.abc.GuildChannel):
+        return True
+    return channel.permissions_for(guild.me).manage_channels and settable(after, held)
+
+
+async def _each(http: Any, cid: int, after: dict[int, Entry], touched: list[int],
+                reason: str) -> None:
+    """One request per target (the way before the whole list)."""
+    for uid in touched:
+        entry = after.get(uid)
+        if entry is None:
+            with contextlib.suppress(discord.NotFound):
+                await http.delete_channel_permissions(cid, uid, reason=reason)
+            continue
+        kind, allow, deny = entry
+        try:
+            await http.edit_channel_permissions(
+                cid, uid, str(allow), str(deny), ROLE if kind == ROLE else MEMBER,
+                reason=reason)
+        except discord.NotFound as exc:  # a member who left the guild: nothing to do
+            if exc.code not in (UNKNOWN_MEMBER, UNKNOWN_USER):
+                raise
+
+
+RECALL = 60.0  # seconds a written overwrite stands over a cache that does not show it
+
+
+class Written:
+    """What this process wrote lately to channels' overwrite lists. The cache learns a
+    new list from the gateway, which may lag the answer: what was written stands over
+    the cache until the cache shows it (at most `RECALL` seconds), so two changes in
+    quick succession never undo each other (a replaced player let in again)."""
+
+    def __init__(self) -> None:
+        # channel -> target -> (when, what was written: None, no overwrite)
+        self._written: dict[int, dict[int, tuple[float, Entry | None]]] = {}
+
+    def recall(self, cid: int, current: dict[int, Entry]) -> dict[int, Entry]:
+        """The cache, with what was written lately and the cache does not show yet."""
+        written = self._written.get(cid, {})
+        now = asyncio.get_running_loop().time()
+        out = dict(current)
+        for uid, (when, entry) in list(written.items()):
+            if now - when > RECALL or current.get(uid) == entry:
+                del written[uid]  # the cache has caught up (or an admin has since)
+            elif entry is None:
+                out.pop(uid, None)
+            else:
+                out[uid] = entry
+        return out
+
+    def note(self, cid: int, after: dict[int, Entry], touched: list[int]) -> None:
+        now = asyncio.get_running_loop().time()
+        self._written.setdefault(cid, {}).update({u: (now, after.get(u)) for u in touched})

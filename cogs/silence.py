@@ -12,14 +12,14 @@ one PUT each, as before. Idempotent: a retry computes the same list, and sends n
 once the channel holds it.
 
 The cache learns the new list from the gateway, which may lag the answer: what this
-process wrote stands over the cache until the cache shows it (at most `RECALL` seconds),
-so two changes in quick succession never undo each other.
+process wrote stands over the cache until the cache shows it (cogs/overwrites.py
+`Written`, shared with the team channels), so two changes in quick succession never undo
+each other.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING
 
 import discord
@@ -29,15 +29,11 @@ from core.storage.observer import GameInfo
 from core.text.i18n import t
 
 from .overwrites import (
-    MAX_OVERWRITES,
-    MEMBER,
-    ROLE,
-    Entry,
-    as_payload,
+    Written,
     cached_overwrites,
     payload_overwrites,
-    settable,
     with_bits,
+    write,
 )
 
 if TYPE_CHECKING:
@@ -50,16 +46,13 @@ MUTE: tuple[str, ...] = (
     "create_private_threads", "add_reactions", "attach_files", "embed_links",
     "send_tts_messages", "send_voice_messages", "send_polls", "use_external_apps",
 )
-RECALL = 60.0  # seconds a written overwrite stands over a cache that does not show it
-UNKNOWN_MEMBER, UNKNOWN_USER = 10007, 10013
 
 
 class Silencer:
     def __init__(self, bot: MafiaBot) -> None:
         self.bot = bot
         self._locks: dict[int, asyncio.Lock] = {}  # channel -> one change at a time
-        # channel -> member -> (when, what this process wrote: None, no overwrite)
-        self._written: dict[int, dict[int, tuple[float, Entry | None]]] = {}
+        self._written = Written()  # what it wrote, over a cache that lags
 
     async def apply(self, info: GameInfo, change: SilencePayload) -> None:
         """Deny `MUTE` to the members `change.mute`, give it back to `change.unmute`."""
@@ -73,65 +66,12 @@ class Silencer:
                 current = cached_overwrites(channel)
             else:  # not in the cache (the guild unavailable): Discord's own list
                 current = payload_overwrites(await self.bot.http.get_channel(cid))
-            current = self._recall(cid, current)
+            current = self._written.recall(cid, current)
             after = with_bits(current, change.mute, change.unmute,
                               mute_bits(held))
-            touched = sorted(u for u in {*current, *after} if current.get(u) != after.get(u))
-            if not touched:
-                return
             reason = t("places.reason", info.language, title=info.title[:80])
-            if self._whole(channel, guild, held, after):
-                await self.bot.http.edit_channel(
-                    cid, permission_overwrites=as_payload(after), reason=reason)
-            else:
-                await self._each(cid, after, touched, reason)
-            now = asyncio.get_running_loop().time()
-            self._written.setdefault(cid, {}).update(
-                {u: (now, after.get(u)) for u in touched})
-
-    @staticmethod
-    def _whole(channel: object, guild: discord.Guild | None, held: discord.Permissions,
-               after: dict[int, Entry]) -> bool:
-        """Whether one PATCH carries the list: Discord would take it as it is."""
-        if len(after) > MAX_OVERWRITES:
-            return False
-        if guild is None or not isinstance(channel, discord.abc.GuildChannel):
-            return True
-        return channel.permissions_for(guild.me).manage_channels and settable(after, held)
-
-    def _recall(self, cid: int, current: dict[int, Entry]) -> dict[int, Entry]:
-        """The cache, with what this process wrote lately and the cache does not show yet
-        (its gateway event still on the way)."""
-        written = self._written.get(cid, {})
-        now = asyncio.get_running_loop().time()
-        out = dict(current)
-        for uid, (when, entry) in list(written.items()):
-            if now - when > RECALL or current.get(uid) == entry:
-                del written[uid]  # the cache has caught up (or an admin has since)
-            elif entry is None:
-                out.pop(uid, None)
-            else:
-                out[uid] = entry
-        return out
-
-    async def _each(self, cid: int, after: dict[int, Entry], touched: list[int],
-                    reason: str) -> None:
-        """One request per member (the way before the whole list)."""
-        http = self.bot.http
-        for uid in touched:
-            entry = after.get(uid)
-            if entry is None:
-                with contextlib.suppress(discord.NotFound):
-                    await http.delete_channel_permissions(cid, uid, reason=reason)
-                continue
-            kind, allow, deny = entry
-            try:
-                await http.edit_channel_permissions(
-                    cid, uid, str(allow), str(deny), ROLE if kind == ROLE else MEMBER,
-                    reason=reason)
-            except discord.NotFound as exc:  # a member who left the guild: nothing to do
-                if exc.code not in (UNKNOWN_MEMBER, UNKNOWN_USER):
-                    raise
+            touched = await write(self.bot.http, channel, guild, cid, current, after, reason)
+            self._written.note(cid, after, touched)
 
 
 def mute_bits(held: discord.Permissions) -> int:

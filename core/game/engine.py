@@ -447,7 +447,7 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
              role=str(old.role) if old.role else None)
     seat_teams = [team for team, members in phases.teams(ctx).items() if new in members]
     for team in seat_teams:
-        phases.emit_team(ctx, team)
+        phases.emit_team(ctx, team, left=(cmd.old,))
     if old.role is not None:
         ctx.emit(EventKind.ROLE_DEALT, Audience.to(new), role=str(old.role), clan=old.clan,
                  rank=old.rank)

@@ -121,6 +121,7 @@ class TeamChanged(Payload):
     team: Team
     members: list[int]
     writers: list[int] = Field(default_factory=list)
+    left: list[int] = Field(default_factory=list)  # who lost the channel (a replaced player)
 
 
 class PayoutLine(Row):

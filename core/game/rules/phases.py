@@ -34,10 +34,13 @@ def team_access(ctx: Ctx, team: str) -> tuple[list[int], list[int]]:
     return channels.team_access(ctx.state, team)
 
 
-def emit_team(ctx: Ctx, team: Team) -> None:
+def emit_team(ctx: Ctx, team: Team, left: tuple[int, ...] = ()) -> None:
+    """The channel's members now; `left`: who lost it by this change (a replaced player),
+    so the Discord layer takes away exactly what it gave and nobody else's overwrite."""
     members, writers = team_access(ctx, team)
+    gone = {"left": list(left)} if left else {}
     ctx.emit(EventKind.TEAM_CHANGED, Audience.of_team(team, *members), team=team,
-             members=members, writers=writers)
+             members=members, writers=writers, **gone)
 
 
 # --- start -----------------------------------------------------------------

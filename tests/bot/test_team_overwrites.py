@@ -1,0 +1,133 @@
+"""A team channel's overwrites when its members change, through the real command tree and
+fake Discord: the bot sets exactly the overwrites it owns there (@everyone, itself, the
+members, a replaced player's) and keeps a server admin's (a role's, a member's outside
+the game) bit for bit, in one PATCH of the whole list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+import pytest
+
+from core.game.roles import Role
+from tests.bot.helpers import Table, open_table, start
+from tests.harness import Harness
+
+ROLES = "mafioso x2; investigator; sergeant; bouncer; killer"
+VIEW = discord.Permissions(view_channel=True).value
+# an admin's overwrite may look like one the bot writes: ownership is not told by shape
+MOD_ALLOW = discord.Permissions(view_channel=True, read_message_history=True,
+                                send_messages=True).value
+WATCHERS_DENY = discord.Permissions(view_channel=True, add_reactions=True).value
+# a bit this discord.py has no name for (nor the bot holds): kept as it is; the bot may
+# not send it, so the list goes one changed target at a time (cogs/overwrites.write)
+UNNAMED = 1 << 60
+
+
+def listed(h: Harness, channel: int) -> dict[int, tuple[int, int]]:
+    return {int(o["id"]): (int(o["allow"]), int(o["deny"]))
+            for o in h.world.channel(channel)["permission_overwrites"]}
+
+
+def overwrite_requests(h: Harness, channel: int, first: int) -> list[str]:
+    return [r.route or r.path for r in h.fake.requests[first:] if r.kind == "rest"
+            and r.status < 300 and r.params.get("channel_id") == channel
+            and ("permissions" in (r.route or "") or (
+                r.route == "PATCH /channels/{channel_id}" and "permission_overwrites" in r.json))]
+
+
+async def clan_with_admin_overwrites(h: Harness, extra: int = 0
+                                     ) -> tuple[Table, int, Any, Any, Any]:
+    """A started game whose clan channel an admin gave a moderator (no player) and
+    denied a "Watchers" role, whose member (no player) is returned too."""
+    t = await open_table(h, 8, roles=ROLES)
+    await start(t)
+    clan = (await t.bot.service.info(t.game_id)).private_channels["clan:1"]
+    mod, watcher = h.add_member("Moderator"), h.add_member("Watcher")
+    watchers = h.add_role("Watchers", permissions=discord.Permissions(view_channel=True))
+    h.give_role(watcher, watchers)
+    h.set_overwrite(clan, mod, (MOD_ALLOW | extra, 0))
+    h.set_overwrite(clan, watchers, (0, WATCHERS_DENY))
+    await t.settle()
+    assert h.permissions_in(mod, clan).send_messages
+    assert not h.permissions_in(watcher, clan).view_channel
+    return t, clan, mod, watcher, watchers
+
+
+def assert_admins_kept(h: Harness, clan: int, mod: Any, watcher: Any, watchers: Any,
+                       extra: int = 0) -> None:
+    now = listed(h, clan)
+    assert now[mod.id] == (MOD_ALLOW | extra, 0) and now[watchers.id] == (0, WATCHERS_DENY)
+    perms = h.permissions_in(mod, clan)
+    assert perms.view_channel and perms.send_messages
+    assert not h.permissions_in(watcher, clan).view_channel
+
+
+@pytest.mark.parametrize("extra,requests", [
+    (0, ["PATCH /channels/{channel_id}"]),
+    (UNNAMED, ["PUT /channels/{channel_id}/permissions/{target}"])])
+async def test_a_death_in_the_clan_keeps_the_admins_overwrites(
+        h: Harness, extra: int, requests: list[str]) -> None:
+    t, clan, mod, watcher, watchers = await clan_with_admin_overwrites(h, extra)
+    dead, alive = await t.holders(Role.MAFIOSO)
+    first = len(h.fake.requests)
+    res = await t.do(t.master, "master kick", player=str(dead.id))
+    assert res.ephemeral, res.text
+    await t.settle()
+    assert overwrite_requests(h, clan, first) == requests
+    assert_admins_kept(h, clan, mod, watcher, watchers, extra)
+    bot_id = h.guild().me.id
+    assert set(listed(h, clan)) == {h.default_guild.id, bot_id, dead.id, alive.id,
+                                    mod.id, watchers.id}
+    assert listed(h, clan)[h.default_guild.id][1] & VIEW
+    readers = {p.id for p in [*t.players, t.master] if h.permissions_in(p, clan).view_channel}
+    writers = {p.id for p in [*t.players, t.master] if h.permissions_in(p, clan).send_messages}
+    assert readers == {dead.id, alive.id} and writers == {alive.id}
+
+
+async def test_a_replaced_mafioso_loses_the_channel_and_the_admins_keep_theirs(
+        h: Harness) -> None:
+    t, clan, mod, watcher, watchers = await clan_with_admin_overwrites(h)
+    old, mate = await t.holders(Role.MAFIOSO)
+    sub = h.add_member("Substitute")
+    first = len(h.fake.requests)
+    res = await t.do(t.master, "master replace", old=str(old.id), new=str(sub.id))
+    assert res.ephemeral, res.text
+    await t.settle()
+    assert overwrite_requests(h, clan, first) == ["PATCH /channels/{channel_id}"]
+    assert_admins_kept(h, clan, mod, watcher, watchers)
+    assert set(listed(h, clan)) == {h.default_guild.id, h.guild().me.id, sub.id, mate.id,
+                                    mod.id, watchers.id}
+    people = [*t.players, t.master, sub]
+    assert {p.id for p in people if h.permissions_in(p, clan).view_channel} \
+        == {sub.id, mate.id}
+    assert {p.id for p in people if h.permissions_in(p, clan).send_messages} \
+        == {sub.id, mate.id}
+
+
+async def test_a_lagging_gateway_never_lets_a_replaced_player_back_in(h: Harness) -> None:
+    """A replacement, then a death in the same clan before the gateway told the cache
+    of the first change: the second list does not bring back the replaced player's
+    overwrite from the stale cache (what this process wrote stands over it)."""
+    t, clan, mod, watcher, watchers = await clan_with_admin_overwrites(h)
+    old, mate = await t.holders(Role.MAFIOSO)
+    sub = h.add_member("Substitute")
+    assert h.gateway is not None
+    h.gateway.enabled = False  # CHANNEL_UPDATE does not reach discord.py's cache
+    try:
+        res = await t.do(t.master, "master replace", old=str(old.id), new=str(sub.id))
+        assert res.ephemeral, res.text
+        await t.settle()
+        res = await t.do(t.master, "master kick", player=str(mate.id))
+        assert res.ephemeral, res.text
+        await t.settle()
+    finally:
+        h.gateway.enabled = True
+    assert_admins_kept(h, clan, mod, watcher, watchers)
+    assert set(listed(h, clan)) == {h.default_guild.id, h.guild().me.id, sub.id, mate.id,
+                                    mod.id, watchers.id}
+    people = [*t.players, t.master, sub]
+    assert {p.id for p in people if h.permissions_in(p, clan).view_channel} \
+        == {sub.id, mate.id}
+    assert {p.id for p in people if h.permissions_in(p, clan).send_messages} == {sub.id}
