@@ -1,8 +1,8 @@
 """Files built at delivery time from committed data: a day's vote picture, the archive.
 
 The work is CPU-bound (a replay, matplotlib, the HTML), so the Discord layer runs
-`attachments` off the event loop (a worker thread): interactions keep flowing
-while a 15-day archive is built.
+`attachments` off the event loop (a worker thread of its own): interactions keep
+flowing while a 15-day archive is built.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 from core.game.state import GameState
@@ -40,6 +41,10 @@ class Made(NamedTuple):
 # matplotlib's own caches (fonts, text layout) are not meant for concurrent use: one
 # build at a time (two games ending together wait their turn, off the event loop).
 _ONE_AT_A_TIME = threading.Lock()
+# ... in one thread of their own: a picture's canvas is made once per thread (about 1 s,
+# archive/picture.py), and the loop's default threads would each make one while
+# waiting for the lock, and hold threads others need.
+_BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafia-files")
 
 
 def day_picture(initial: GameState, log: list[LogRow], day: int, lang: str) -> File | None:
@@ -103,4 +108,5 @@ async def attachments(service: GameService, game_id: int, specs: list[dict[str, 
         initial, log, _ = await finished_input(service, game_id)
     else:
         initial, log = await initial_and_log(service, game_id)
-    return await asyncio.to_thread(files_now, initial, log, specs, lang)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_BUILDER, files_now, initial, log, specs, lang)

@@ -95,8 +95,13 @@ class Sizes:
     scaleout_games: int = 5000  # live games per process
     scaleout_templates: int = 10  # of them built through the service; the rest copied
     scaleout_seconds: float = 600.0
-    #: commands/s in all; None: 80 % of what fits 50 REST/s at the measured rest_per_command
+    #: commands/s in all; None: the least of 80 % of what fits 50 REST/s at the measured
+    #: rest_per_command and what this machine carries (`scaleout_per_core` a core)
     scaleout_rate: float | None = None
+    #: durable commands/s one core carries for 4 shard processes and their PostgreSQL:
+    #: 40/s on this 2-core machine held p99 196 ms with nothing left behind, 160/s fell
+    #: 30 minutes behind (docs/performance.md, round 3)
+    scaleout_per_core: float = 20.0
     scale_games: int = 5000  # live games in one process (issue 22: ten times the games)
     scale_templates: int = 50  # of them built through the service; the rest copied
     scale_samples: int = 3000  # commands measured (30 s at 100 commands/s)
@@ -158,10 +163,14 @@ async def run(sizes: Sizes, workdir: Path, say: Any = print, *,
 
         say(targets_table(out))
         rpc = out["targets_run"]["steady"]["rest_per_command"]
-        rate = sizes.scaleout_rate or min(200.0, 0.8 * GLOBAL_LIMIT / max(rpc, 0.05))
+        fits = min(200.0, 0.8 * GLOBAL_LIMIT / max(rpc, 0.05))
+        machine = sizes.scaleout_per_core * (os.cpu_count() or 1)
+        rate = sizes.scaleout_rate or min(fits, machine)
         log(f"scaleout: {sizes.scaleout_processes} shard processes on PostgreSQL, one global "
-            f"limit, {rate:.1f} commands/s ...")
+            f"limit, {rate:.1f} commands/s (fits 50 REST/s: {fits:.1f}/s; this machine: "
+            f"{machine:.1f}/s) ...")
         out["scaleout"] = await _scaleout(sizes, workdir / "scaleout", rate, log)
+        out["scaleout"].update(rate_fits=fits, rate_machine=machine)
 
         say(scaleout_line(out["scaleout"]))
         log("stream: one process's durable commands through the GameService alone ...")
@@ -613,14 +622,19 @@ def scaleout_line(so: dict[str, Any]) -> str:
     if "missing" in so:
         return f"  scale-out: not measured ({so['missing']})"
     lat = so["durable_latency"]
+    chosen = ""
+    if "rate_fits" in so:
+        chosen = (f" (the least of what fits 50 REST/s, {_f(so['rate_fits'], 1)}/s, and what "
+                  f"this machine carries, {_f(so['rate_machine'], 1)}/s)")
     return "\n".join([
         f"  scale-out: {so['processes']} shard processes on PostgreSQL, one global limit "
         f"(a window shared by every process's fake Discord) and the budget leased from "
         f"PostgreSQL; {so['games']:,} live games (set-up {_f(so['setup_s'], 0)} s, not "
         "measured)",
-        f"    {so['commands']:,} commands at {_f(so['rate'], 1)}/s for {_f(so['seconds'], 0)} s "
-        f"(forum pace {scaleout_bench.FORUM_PACE:g}/s a game: {_f(so['forum_games_carried'], 0)}"
-        f" games' worth): {so['rest']:,} REST requests ({_f(so['rest_per_s'], 1)}/s, "
+        f"    {so['commands']:,} commands at {_f(so['rate'], 1)}/s{chosen} for "
+        f"{_f(so['seconds'], 0)} s (forum pace {scaleout_bench.FORUM_PACE:g}/s a game: "
+        f"{_f(so['forum_games_carried'], 0)} games' worth): {so['rest']:,} REST requests "
+        f"({_f(so['rest_per_s'], 1)}/s, "
         f"{_f(so['rest_per_command'], 3)} a command), 429s {so['limited']} "
         f"(global {so['global_429']}); refused {so['refused']}",
         f"    durable p50 {_f(lat['p50_ms'])} ms, p99 {_f(lat['p99_ms'])} ms; outbox lag over "

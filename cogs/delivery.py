@@ -22,7 +22,6 @@ nonces and mentions then hold for it too, with nothing to add per kind.
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 from collections.abc import Awaitable, Collection
 from datetime import UTC, datetime, timedelta
@@ -30,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from archive.build import attachments
 from core.game.events import Event, EventKind
 from core.settings import Settings
 from core.sight.narrate import team_name
@@ -42,7 +40,6 @@ from core.storage.observer import (
     DiscordPatch,
     GameInfo,
     GameService,
-    NotFinished,
     Observer,
 )
 from core.storage.outbox import Hold, OutboxEntry, RetryAfter
@@ -70,6 +67,7 @@ from .overwrites import (
     with_owned,
     write,
 )
+from .pictures import Files
 from .places import Places, is_place_key
 from .tally import LiveTallies
 from .ui.components import day_view, role_view
@@ -144,6 +142,8 @@ class Delivery:
         self.places = Places(bot)  # the players' private places and the game's ping role
         self._written = Written()  # team channels' overwrites written, over a lagging cache
         self.tallies = LiveTallies(bot)
+        #: an announcement's files: drawn within a second, else they follow it
+        self.attached = Files(bot, bot.settings.files_wait_seconds)
         #: the desk's and the team channels' windows (a burst costs one post, issue 30;
         #: cogs/gathering.py); 0: each command's lines as they come (the tests' default)
         self.gathering = Gathering(bot.settings.desk_window_seconds,
@@ -282,7 +282,7 @@ class Delivery:
         else:
             steps = ["post"] + (["signup"] if event.kind is EventKind.GAME_STARTED else []) \
                 + (["close"] if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED) else [])
-        return all(self._did(entry, step) for step in steps)
+        return all(self._did(entry, step) for step in steps) and not self.attached.owes(entry)
 
     async def _post_pieces(self, channel: discord.abc.Messageable,
                            todo: list[tuple[OutboxEntry, Event]], lang: str,
@@ -316,7 +316,7 @@ class Delivery:
             size += n
         for i, message in enumerate(messages):
             head, k0, _ = message[0]
-            files = await self.files(game, [x for x, k, _ in message if k == 0]) \
+            files = await self.attached.now(game, [x for x, k, _ in message if k == 0]) \
                 if game is not None else []
             await post(channel, entry_key(head), embeds=[e for _, _, e in message],
                        view=view if i == len(messages) - 1 else None, first=k0,
@@ -374,19 +374,26 @@ class Delivery:
     async def _run_public(self, info: GameInfo, public: list[tuple[OutboxEntry, Event]]
                           ) -> None:
         """A run's announcements not posted yet, merged into as few messages as fit, with
-        the day's vote menu (or the role button) on the last."""
-        lang = info.language
+        the day's vote menu (or the role button) on the last; then the files that were
+        too slow to go with them (cogs/pictures.py)."""
         todo = [(x, e) for x, e in public
                 if e.kind not in SIGNUP_EVENTS and not self._did(x, "post")]
-        if not todo:
-            return
+        if todo:
+            await self._post_public(info, todo, started=any(
+                e.kind is EventKind.GAME_STARTED for _, e in public))
+        await self.attached.follow(info, self._channel(info.channel_id),
+                                   [x for x, _ in public])
+
+    async def _post_public(self, info: GameInfo, todo: list[tuple[OutboxEntry, Event]], *,
+                           started: bool) -> None:
+        lang = info.language
         view: discord.ui.View | None = None
         phase = next((e for _, e in reversed(todo) if e.kind is EventKind.PHASE_STARTED), None)
         if phase is not None:
             living = await self.observe.living(info.id)
             view = day_view(self.bot, info.id, phase.data["number"]
                             if phase.data["phase"] == "day" else 0, living, lang)
-        elif any(e.kind is EventKind.GAME_STARTED for _, e in public):
+        elif started:
             view = role_view(info.id, lang)
         # The end is its own message, pinging the game's role: never folded into the
         # day's result or the morning that decided it (posted before the role is
@@ -439,23 +446,6 @@ class Delivery:
             return self.bot.get_partial_messageable(channel_id)
         return channel  # type: ignore[return-value]
 
-    async def files(self, info: GameInfo, entries: list[OutboxEntry]) -> list[discord.File]:
-        """The files these entries carry (a day's vote picture, the archive), built now from
-        committed data off the event loop. A failure to build one is logged and the
-        announcement goes without it: a picture never holds back the game."""
-        specs = [spec for entry in entries for spec in entry.files()]
-        if not specs:
-            return []
-        try:
-            made = await attachments(self.service, info.id, specs, info.language)
-        except NotFinished:
-            return []
-        except Exception:
-            log.exception("game %s: could not build the files %s", info.id, specs)
-            return []
-        return [discord.File(io.BytesIO(f.data), filename=f.name, description=f.description)
-                for f in made]
-
     async def public_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         lang = info.language
         if event.kind in SIGNUP_EVENTS:
@@ -474,8 +464,9 @@ class Delivery:
             ping = await self.places.ping(info)
         elif event.kind is EventKind.GAME_OVER:  # the role is deleted only after this post
             ping = await self.places.ping(info, make=False)
-        await self._post_pieces(self._channel(info.channel_id), [(entry, event)], lang, view,
-                                game=info, **ping)
+        channel = self._channel(info.channel_id)
+        await self._post_pieces(channel, [(entry, event)], lang, view, game=info, **ping)
+        await self.attached.follow(info, channel, [entry])
         if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED):
             await self._closing(entry)
             await self.close_channels(info)

@@ -75,6 +75,11 @@ class Settings(BaseSettings):
     desk_window_seconds: float = Field(default=60.0, ge=0)
     team_window_seconds: float = Field(default=10.0, ge=0)
 
+    # An announcement waits this many seconds at most for its files (a day's vote
+    # picture, the archive); files drawn later follow it as a message of their own
+    # (cogs/pictures.py).
+    files_wait_seconds: float = Field(default=1.0, ge=0)
+
     # The live vote count (cogs/tally.py): one message per day, edited at most once per
     # this many seconds per message; every vote's public record carries the count after
     # it, so the channel never waits for the edit (docs/delivery.md). The final count at

@@ -252,6 +252,7 @@ COGS_ALSO = {
     "cogs/desk.py": ("core.storage.outbox",),
     "cogs/places.py": ("core.storage.outbox",),
     "cogs/catalogue.py": ("core.storage.outbox",),
+    "cogs/pictures.py": ("core.storage.outbox",),
     # which desk and team lines wait to be gathered: their entries and the clock
     "cogs/gathering.py": ("core.storage.outbox", "core.storage.timing"),
     # the deliverer: its entries, the operator's settings, and `mafia-bot status` (reads

@@ -239,6 +239,13 @@ class OutboxWorker:
             event.set()
         self._wake.set()
 
+    def offer(self, game_id: int) -> None:
+        """Offer `game_id`'s held lanes again now: what a deliverer held them for is ready
+        (a picture drawn), sooner than the hold's end."""
+        for (game, _), (_, event, _) in self._holds.items():
+            if game == game_id:
+                event.set()
+
     def holding(self, game_id: int) -> frozenset[int]:
         """The lanes of `game_id` whose head a deliverer holds now (`Hold`), by the
         worker's clock."""

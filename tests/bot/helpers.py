@@ -82,6 +82,9 @@ async def started(bot: MafiaBot, h: Harness) -> Harness:
     bot.delivery.tallies.interval = 0.0
     # each command's desk and team lines as they come (test_bursts sets its own windows)
     bot.delivery.gathering.desk_window = bot.delivery.gathering.team_window = 0.0
+    # an announcement waits for its picture however long drawing takes (test_late_files
+    # sets its own wait)
+    bot.delivery.attached.wait = None
     return h
 
 

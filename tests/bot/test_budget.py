@@ -122,7 +122,7 @@ def test_the_budget_shares_the_global_limit_by_weight() -> None:
     with virtual_time() as loop:
         granted = loop.run_until_complete(body())
     # 200 announcements take 40 s at 5/s; the push and the edit go in the next second's
-    # grants (weights 8:4:2), not after the flood as strict priority had them
+    # grants (weights 24:4:2), not after the flood as strict priority had them
     assert granted["push"] <= 1.2 and granted["edit"] <= 1.2, (granted["push"],
                                                                  granted["edit"])
     assert max(granted.values()) >= 39.0
