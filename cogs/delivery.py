@@ -686,11 +686,13 @@ class Delivery:
             channel = guild.get_channel(channel_id)
             if not isinstance(channel, discord.TextChannel):
                 continue
-            if archive:
+            if archive:  # the game's people read it; an admin's overwrites stay as they are
+                people = {*await self.observe.seats(info.id), current.master_id}
                 members = [o.id for o in channel.overwrites
-                           if not isinstance(o, discord.Role) and o.id != guild.me.id]
+                           if not isinstance(o, discord.Role) and o.id in people]
                 readers = await self.observe.team_channel_readers(info.id, team, members)
-                await channel.edit(overwrites=self.overwrites(guild, readers, []))
+                await self.set_members(current, guild, channel,
+                                       self.overwrites(guild, readers, []), ())
             else:
                 await channel.delete(reason=t("channel.closed_reason", current.language))
                 self.bot.private_index.pop(channel_id, None)

@@ -131,3 +131,20 @@ async def test_a_lagging_gateway_never_lets_a_replaced_player_back_in(h: Harness
     assert {p.id for p in people if h.permissions_in(p, clan).view_channel} \
         == {sub.id, mate.id}
     assert {p.id for p in people if h.permissions_in(p, clan).send_messages} == {sub.id}
+
+
+async def test_a_cancelled_games_clan_closes_and_keeps_the_admins_overwrites(
+        h: Harness) -> None:
+    """When the game ends (here cancelled) the clan channel becomes a read-only archive of
+    its members; the admin's moderator is no player: he keeps his overwrite and may still
+    write, and the Watchers stay shut out."""
+    t, clan, mod, watcher, watchers = await clan_with_admin_overwrites(h)
+    mafiosi = {p.id for p in await t.holders(Role.MAFIOSO)}
+    res = await t.do(t.master, "game cancel")
+    assert res.ephemeral, res.text
+    await t.settle()
+    assert (await t.bot.service.info(t.game_id)).private_channels.get("clan:1") == clan
+    assert_admins_kept(h, clan, mod, watcher, watchers)
+    people = [*t.players, t.master]
+    assert {p.id for p in people if h.permissions_in(p, clan).view_channel} == mafiosi
+    assert not [p for p in people if h.permissions_in(p, clan).send_messages]
