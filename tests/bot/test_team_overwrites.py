@@ -55,6 +55,13 @@ async def clan_with_admin_overwrites(h: Harness, extra: int = 0
     return t, clan, mod, watcher, watchers
 
 
+def assert_access(h: Harness, clan: int, people: list[Any], readers: set[int],
+                  writers: set[int]) -> None:
+    """Exactly `readers` of `people` see the channel and exactly `writers` may post."""
+    assert {p.id for p in people if h.permissions_in(p, clan).view_channel} == readers
+    assert {p.id for p in people if h.permissions_in(p, clan).send_messages} == writers
+
+
 def assert_admins_kept(h: Harness, clan: int, mod: Any, watcher: Any, watchers: Any,
                        extra: int = 0) -> None:
     now = listed(h, clan)
@@ -99,11 +106,7 @@ async def test_a_replaced_mafioso_loses_the_channel_and_the_admins_keep_theirs(
     assert_admins_kept(h, clan, mod, watcher, watchers)
     assert set(listed(h, clan)) == {h.default_guild.id, h.guild().me.id, sub.id, mate.id,
                                     mod.id, watchers.id}
-    people = [*t.players, t.master, sub]
-    assert {p.id for p in people if h.permissions_in(p, clan).view_channel} \
-        == {sub.id, mate.id}
-    assert {p.id for p in people if h.permissions_in(p, clan).send_messages} \
-        == {sub.id, mate.id}
+    assert_access(h, clan, [*t.players, t.master, sub], {sub.id, mate.id}, {sub.id, mate.id})
 
 
 async def test_a_lagging_gateway_never_lets_a_replaced_player_back_in(h: Harness) -> None:
@@ -127,10 +130,7 @@ async def test_a_lagging_gateway_never_lets_a_replaced_player_back_in(h: Harness
     assert_admins_kept(h, clan, mod, watcher, watchers)
     assert set(listed(h, clan)) == {h.default_guild.id, h.guild().me.id, sub.id, mate.id,
                                     mod.id, watchers.id}
-    people = [*t.players, t.master, sub]
-    assert {p.id for p in people if h.permissions_in(p, clan).view_channel} \
-        == {sub.id, mate.id}
-    assert {p.id for p in people if h.permissions_in(p, clan).send_messages} == {sub.id}
+    assert_access(h, clan, [*t.players, t.master, sub], {sub.id, mate.id}, {sub.id})
 
 
 async def test_a_cancelled_games_clan_closes_and_keeps_the_admins_overwrites(
@@ -145,6 +145,4 @@ async def test_a_cancelled_games_clan_closes_and_keeps_the_admins_overwrites(
     await t.settle()
     assert (await t.bot.service.info(t.game_id)).private_channels.get("clan:1") == clan
     assert_admins_kept(h, clan, mod, watcher, watchers)
-    people = [*t.players, t.master]
-    assert {p.id for p in people if h.permissions_in(p, clan).view_channel} == mafiosi
-    assert not [p for p in people if h.permissions_in(p, clan).send_messages]
+    assert_access(h, clan, [*t.players, t.master], mafiosi, set())
