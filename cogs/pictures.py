@@ -86,6 +86,8 @@ class Files:
                 return []
         made = await task
         del self._drawing[head]
+        for entry in entries:  # owed by an earlier try whose post failed: on this one now
+            self._owed.pop(entry.key, None)
         return _files(made)
 
     async def follow(self, info: GameInfo, channel: discord.abc.Messageable,

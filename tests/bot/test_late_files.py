@@ -143,3 +143,28 @@ async def test_behind_other_drawings_an_announcement_does_not_wait(
     assert not any(files.owes(entry(i)) for i in range(AHEAD))
     await asyncio.sleep(0)
     assert offered == [7]  # the held lane is offered again once the late one is drawn
+
+
+async def test_files_owed_by_a_failed_try_go_on_the_next_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The announcement's post failed after its files were found late: the next try,
+    the files drawn by then, carries them on the announcement and owes nothing."""
+    gate = asyncio.Event()
+
+    async def gated(*_: Any) -> list[Made]:
+        await gate.wait()
+        return [Made("day-1-votes.png", b"png", "alt")]
+
+    monkeypatch.setattr(cogs.pictures, "attachments", gated)
+    bot: Any = SimpleNamespace(service=None, outbox=SimpleNamespace(offer=lambda _: None))
+    files = Files(bot, wait=0.01)
+    info: Any = SimpleNamespace(id=7, language="en")
+    entry = OutboxEntry(id=1, game_id=7, ordinal=1, kind="event",
+                        payload={"files": [{"kind": "timeline", "day": 1}]}, attempts=0)
+    assert await files.now(info, [entry]) == [] and files.owes(entry)
+    gate.set()  # (the post failed; drawn before the next try)
+    files.wait = 5.0
+    assert [f.filename for f in await files.now(info, [entry])] == ["day-1-votes.png"]
+    assert not files.owes(entry)
+    await files.follow(info, SimpleNamespace(), [entry])  # nothing owed: nothing posted
+    assert files.late == 0
