@@ -680,6 +680,7 @@ class Delivery:
         current = await self.service.info(info.id)
         archive = await self.observe.archive_channels(info.id)
         guild = self._guild(current)
+        people = {*await self.observe.seats(info.id), current.master_id} if archive else set()
         for team, channel_id in current.private_channels.items():
             if is_place_key(team):
                 continue
@@ -687,7 +688,6 @@ class Delivery:
             if not isinstance(channel, discord.TextChannel):
                 continue
             if archive:  # the game's people read it; an admin's overwrites stay as they are
-                people = {*await self.observe.seats(info.id), current.master_id}
                 members = [o.id for o in channel.overwrites
                            if not isinstance(o, discord.Role) and o.id in people]
                 readers = await self.observe.team_channel_readers(info.id, team, members)

@@ -1,7 +1,7 @@
 """The files an announcement carries (a day's vote picture, the archive), and what is
 done when they are slow to draw.
 
-Drawing a day's picture takes 0.1 to 0.3 s of CPU, one at a time (archive/build.py).
+Drawing a day's picture takes 0.1 to 0.4 s of CPU, one at a time (archive/build.py).
 When 250 days end in the same second, the last announcement waited a minute for its
 picture, and the announcements of the games behind it in the lane for their slots:
 issue 30 wants announcements first, never waiting for anything of the kind. So an
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 #: seconds an announcement waits for its files before it goes without them
 WAIT = 1.0
 #: drawings queued before this one past which it is not waited for at all (one takes
-#: 0.1 to 0.3 s: a second holds about three)
+#: 0.1 to 0.4 s: a second holds about three)
 AHEAD = 3
 #: the longest a lane is held for late files (it is offered again when they are drawn)
 HOLD = 30.0
