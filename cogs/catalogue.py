@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from core.storage.kinds import (
+    CLOSE_KIND,
     EVENT_KIND,
     KINDS,
     PING_KIND,
@@ -62,6 +63,7 @@ class Delivery(Protocol):
     async def deliver_tally(self, info: GameInfo, entry: OutboxEntry) -> None: ...
     async def post_signup(self, info: GameInfo, entry: OutboxEntry) -> None: ...
     async def refresh_signup(self, info: GameInfo, entry: OutboxEntry) -> None: ...
+    async def close_game(self, info: GameInfo, entry: OutboxEntry) -> None: ...
 
 
 Deliverer = Callable[[Delivery, GameInfo, OutboxEntry], Awaitable[None]]
@@ -112,6 +114,10 @@ async def _silence(d: Delivery, info: GameInfo, entry: OutboxEntry) -> None:
     await d.places.silence(info, entry)
 
 
+async def _close(d: Delivery, info: GameInfo, entry: OutboxEntry) -> None:
+    await d.close_game(info, entry)
+
+
 async def _signup_post(d: Delivery, info: GameInfo, entry: OutboxEntry) -> None:
     await d.post_signup(info, entry)
 
@@ -126,6 +132,7 @@ DISCORD: dict[str, OnDiscord] = {
     PLACE_KIND: OnDiscord(LANE_PRIVATE, _place),
     PING_KIND: OnDiscord(LANE_ROLES, _ping),
     SILENCE_KIND: OnDiscord(LANE_PRIVATE, _silence),
+    CLOSE_KIND: OnDiscord(LANE_CHANNELS, _close),
     SIGNUP_POST: OnDiscord(LANE_ANNOUNCE, _signup_post),
     SIGNUP_REFRESH: OnDiscord(LANE_COSMETIC, _signup_refresh),
 }

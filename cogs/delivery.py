@@ -34,8 +34,8 @@ from core.settings import Settings
 from core.sight.narrate import team_name
 from core.sight.visibility import RecordCount
 from core.sight.vocabulary import Team
+from core.storage.kinds import PING_KIND, latest_only, same_command
 from core.storage.kinds import SIGNUP_EVENTS as SIGNUP_EVENTS
-from core.storage.kinds import latest_only, same_command
 from core.storage.observer import (
     DiscordPatch,
     GameInfo,
@@ -121,12 +121,13 @@ def outbox_settings(settings: Settings) -> dict[str, Any]:
 async def outbox_status(url: str) -> str:
     """`mafia-bot status`: the outbox's health line read from the database (no bot)."""
     from core.storage.db import close_db, init_db
-    from core.storage.outbox import backlog, health_line
+    from core.storage.outbox import backlog, health_line, parked_count
     from core.storage.timing import utcnow
 
     await init_db(url)
     try:
-        return health_line(await backlog(lane, LANES, utcnow(), names=LANE_NAMES))
+        return health_line(await backlog(lane, LANES, utcnow(), names=LANE_NAMES),
+                           parked=await parked_count())
     finally:
         await close_db()
 
@@ -280,8 +281,7 @@ class Delivery:
         elif event.kind in SIGNUP_EVENTS:
             steps = ["signup"]
         else:
-            steps = ["post"] + (["signup"] if event.kind is EventKind.GAME_STARTED else []) \
-                + (["close"] if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED) else [])
+            steps = ["post"] + (["signup"] if event.kind is EventKind.GAME_STARTED else [])
         return all(self._did(entry, step) for step in steps) and not self.attached.owes(entry)
 
     async def _post_pieces(self, channel: discord.abc.Messageable,
@@ -341,11 +341,6 @@ class Delivery:
             await self.refresh_signup(info, signup[0])
             self._mark(signup, "signup")
         await self._run_public(info, public)
-        closing = [x for x, e in public if e.kind in (EventKind.GAME_OVER, EventKind.CANCELLED)]
-        if closing and not all(self._did(x, "close") for x in closing):
-            await self._closing(closing[0])
-            await self.close_channels(info)
-            self._mark(closing, "close")
         if failed is not None:
             raise failed
         done = {e.ordinal for e in run}
@@ -467,15 +462,19 @@ class Delivery:
         channel = self._channel(info.channel_id)
         await self._post_pieces(channel, [(entry, event)], lang, view, game=info, **ping)
         await self.attached.follow(info, channel, [entry])
-        if event.kind in (EventKind.GAME_OVER, EventKind.CANCELLED):
-            await self._closing(entry)
-            await self.close_channels(info)
 
-    async def _closing(self, entry: OutboxEntry) -> None:
-        """The game's private channels close only after their last posts: while earlier
-        entries wait in a slower lane, the end (already announced) is tried again."""
-        if await self.bot.outbox.pending_elsewhere(entry):
+    async def close_game(self, info: GameInfo, entry: OutboxEntry) -> None:
+        """The end's CLOSE_KIND row: the game's private channels, places and role close
+        only after everything committed before it (the end's announcement pings the
+        role before it is deleted; the places' last news). While an earlier entry waits
+        in another lane this row is tried again; it sits in the team channels' lane, so
+        the game channel's later posts (the /thank lines) never wait for it. The role's
+        changes still under way are moot once the role is deleted: dropped first."""
+        outbox = self.bot.outbox
+        await outbox.drop(info.id, [PING_KIND])
+        if await outbox.pending_elsewhere(entry, ignore=(LANE_ROLES, LANE_COSMETIC)):
             raise RetryAfter(0.5)
+        await self.close_channels(info)
 
     async def post_signup(self, info: GameInfo, entry: OutboxEntry) -> None:
         """The signup board (written by /game create), posted in the game channel with

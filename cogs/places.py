@@ -25,13 +25,13 @@ import discord
 
 from core.game.events import Event, EventKind
 from core.sight.visibility import Card
-from core.storage.kinds import PingPayload, PlacePayload, SilencePayload
+from core.storage.kinds import PING_KIND, PingPayload, PlacePayload, SilencePayload
 from core.storage.observer import DiscordPatch, GameInfo, GameService
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t
 
 from .silence import Silencer
-from .ui.markup import only_role, only_users, user_text
+from .ui.markup import only_role, only_users, role_and_users, user_text
 from .ui.render import card_embed, event_embed
 from .ui.text import mention
 from .utils.posting import entry_key, post
@@ -58,13 +58,23 @@ def is_place_key(key: str) -> bool:
     return key.startswith(PLACE_PREFIX) or key == ROLE_KEY
 
 
-def ping_args(info: GameInfo) -> dict[str, Any]:
+#: members named beside the role at most (a mention is 22 characters: 80 fit with the
+#: role in a message's 2,000)
+NAMED_MAX = 80
+
+
+def ping_args(info: GameInfo, unheld: list[int] | None = None) -> dict[str, Any]:
     """Content and allowed mentions of a phase announcement (`Delivery._post_pieces`):
-    the game's role, and only it, is pinged ({} before the role exists)."""
+    the game's role, and the members it has not reached yet (`Places.unheld`), and only
+    them, are pinged ({} before the role exists)."""
     role_id = info.private_channels.get(ROLE_KEY)
     if role_id is None:
         return {}
-    return {"content": f"<@&{role_id}>", "mentions": only_role(role_id)}
+    named = (unheld or [])[:NAMED_MAX]
+    if not named:
+        return {"content": f"<@&{role_id}>", "mentions": only_role(role_id)}
+    return {"content": " ".join([f"<@&{role_id}>", *(f"<@{u}>" for u in named)]),
+            "mentions": role_and_users(role_id, named)}
 
 
 class Places:
@@ -107,12 +117,16 @@ class Places:
     async def ping(self, info: GameInfo, *, make: bool = True) -> dict[str, Any]:
         """`ping_args` of a phase announcement. The role is made now if the game has
         none yet (`make`): its entry waits in the roles' lane behind other games'
-        member-role changes, and an announcement waits for nothing of the kind."""
+        member-role changes, and an announcement waits for nothing of the kind; the
+        members the role has not reached yet are mentioned by name (`unheld`)."""
         current = await self.service.info(info.id)
         if current.private_channels.get(ROLE_KEY) is None and make:
             await self.ensure_role(current)
             current = await self.service.info(info.id)
-        return ping_args(current)
+        role_id = current.private_channels.get(ROLE_KEY)
+        if role_id is None:
+            return ping_args(current)
+        return ping_args(current, await self.unheld(current, role_id))
 
     async def ensure_role(self, info: GameInfo) -> int:
         """The game's role (one at a time per game: an announcement and the roles' lane
@@ -152,31 +166,63 @@ class Places:
         return role_id
 
     async def sync_role(self, info: GameInfo, entry: OutboxEntry) -> None:
-        """A PING_KIND entry: make the role if need be, give and take it."""
+        """A PING_KIND entry: make the role if need be, give and take it, one member at a
+        time with each step kept (`OutboxWorker.progressed`): the guild's window of 10
+        member-role changes per 10 s cuts a table of 11 or more into several tries, and
+        each try goes on from the last member served instead of starting over. A game
+        that is over has its role deleted by its end: what is left to do is moot."""
         change = PingPayload.model_validate(entry.payload)
+        if not (await self.service.info(info.id)).active:
+            return
         role_id = await self.ensure_role(info)
         reason = t("places.reason", info.language, title=info.title[:80])
         try:
-            await self._member_roles(info, role_id, change.add, change.remove, reason)
+            await self._member_roles(info, entry, role_id, change.add, change.remove, reason)
         except discord.NotFound as exc:
             if exc.code != UNKNOWN_ROLE:
                 raise
+            if not (await self.service.info(info.id)).active:
+                return  # deleted by the game's own end meanwhile
             # deleted by an admin mid-game: make it again for everyone who should hold it
             log.warning("game %s: the ping role is gone; making it again", info.id)
             await self._patch(info, ROLE_KEY, None)
             role_id = await self.ensure_role(info)
             members = await self.bot.observe.ping_members(info.id)
-            await self._member_roles(info, role_id, sorted(members), [], reason)
+            await self._member_roles(info, entry, role_id, sorted(members), [], reason)
 
-    async def _member_roles(self, info: GameInfo, role_id: int, add: list[int],
-                            remove: list[int], reason: str) -> None:
+    async def _member_roles(self, info: GameInfo, entry: OutboxEntry, role_id: int,
+                            add: list[int], remove: list[int], reason: str) -> None:
+        """Each change once: a step is named by the role and the member, so a role made
+        again (deleted by an admin) is given again to everyone."""
         http = self.bot.http
-        for uid in remove:
-            await self._ignoring_gone(http.remove_role(info.guild_id, uid, role_id,
-                                                       reason=reason))
-        for uid in add:
-            await self._ignoring_gone(http.add_role(info.guild_id, uid, role_id,
-                                                    reason=reason))
+        outbox = self.bot.outbox
+        for sign, uids in (("-", remove), ("+", add)):
+            for uid in uids:
+                step = f"{sign}{role_id}:{uid}"
+                if step in outbox.done(entry):
+                    continue
+                if sign == "-":
+                    await self._ignoring_gone(http.remove_role(info.guild_id, uid, role_id,
+                                                               reason=reason))
+                else:
+                    await self._ignoring_gone(http.add_role(info.guild_id, uid, role_id,
+                                                            reason=reason))
+                await outbox.progressed(entry, step)
+
+    async def unheld(self, info: GameInfo, role_id: int) -> list[int]:
+        """Members who should hold the game's role by now but whose add has not gone out
+        (the ping role's entries still under way, with their progress): a phase
+        announcement mentions them by name beside the role, so it notifies every seat
+        at once however far the guild's member-role window has let the adds go."""
+        outbox = self.bot.outbox
+        waiting: set[int] = set()
+        for entry in await outbox.pending_of(info.id, PING_KIND):
+            change = PingPayload.model_validate(entry.payload)
+            done = outbox.done(entry)
+            waiting |= {uid for uid in change.add if f"+{role_id}:{uid}" not in done}
+            waiting -= set(change.remove)
+        should = await self.bot.observe.ping_members(info.id)
+        return sorted(waiting & should)
 
     @staticmethod
     async def _ignoring_gone(request: Any) -> None:

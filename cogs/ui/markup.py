@@ -79,6 +79,14 @@ def only_users(uids: Iterable[int]) -> discord.AllowedMentions:
                                    users=[discord.Object(id=u) for u in uids])
 
 
+def role_and_users(role_id: int, uids: Iterable[int]) -> discord.AllowedMentions:
+    """Exactly this role and these members may be pinged (a phase announcement while the
+    role is still being given: cogs/places.py `unheld`), never @everyone."""
+    return discord.AllowedMentions(everyone=False, replied_user=False,
+                                   roles=[discord.Object(id=role_id)],
+                                   users=[discord.Object(id=u) for u in uids])
+
+
 def only_role(role_id: int) -> discord.AllowedMentions:
     """Exactly this role may be pinged (e.g. a game's players' role in a phase
     announcement), no member, no other role, never @everyone."""

@@ -20,6 +20,7 @@ from core.game.rules.owing import duty, owing
 from core.game.state import GameState
 
 PLACE_KIND = "place"  # Outbox.kind: one seat's news of one command, as one message
+CLOSE_KIND = "close"  # Outbox.kind: the game's private channels, places and role close
 PING_KIND = "ping_role"  # Outbox.kind: create the game's role / change who holds it
 SILENCE_KIND = "silence"  # Outbox.kind: who may no longer (or again) post in the game channel
 
@@ -191,12 +192,16 @@ def outbox_rows(command: Command, old: GameState, new: GameState, events: list[E
     silence = silence_change(old, new)
     if silence is not None:
         before.append((SILENCE_KIND, {"seq": new.seq, **silence}))
+    # the end closes the private channels, the places and the role: a row of its own,
+    # last, so it waits for their last posts without holding back the game channel's
+    closing: list[Row] = [(CLOSE_KIND, {"seq": new.seq})] if new.over and not old.over \
+        else []
     if not new.started:
-        return before, []  # places open with the deal: a signup replacement has none yet
+        return before, closing  # places open with the deal: a signup replacement has none
     places: list[Row] = [(PLACE_KIND, {"seq": new.seq, **p.model_dump(mode="json")})
                          for p in pushes(command.by, new, events)]
-    if new.over:  # the end closes the places: the last news goes in before that
-        return before + places, []
+    if new.over:  # the last news goes in before the announcement that ends the game
+        return before + places, closing
     return before, places
 
 

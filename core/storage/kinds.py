@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.game.commands import Command
 from core.game.events import Audience, Event, EventKind
 from core.game.state import GameState
+from core.sight.places import CLOSE_KIND as CLOSE_KIND
 from core.sight.places import PING_KIND as PING_KIND
 from core.sight.places import PLACE_KIND as PLACE_KIND
 from core.sight.places import SILENCE_KIND as SILENCE_KIND
@@ -96,6 +97,10 @@ class SilencePayload(Payload):
     unmute: list[int] = Field(default_factory=list)
 
 
+class ClosePayload(Payload):
+    seq: int | None = None
+
+
 class Empty(Payload):
     """A row whose kind says everything (the board's post, its refresh)."""
 
@@ -129,6 +134,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind(PING_KIND, PingPayload, (Coalescing.NONE,), "who holds the game's ping role"),
     Kind(SILENCE_KIND, SilencePayload, (Coalescing.NONE,),
          "who may (no longer) post in the game channel"),
+    Kind(CLOSE_KIND, ClosePayload, (Coalescing.NONE,),
+         "the end: team channels archived, places locked, the ping role deleted"),
     Kind(SIGNUP_POST, Empty, (Coalescing.NONE,), "post the signup board"),
     Kind(SIGNUP_REFRESH, Empty, (Coalescing.LATEST,), "re-render the signup board"),
 )}

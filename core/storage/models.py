@@ -109,6 +109,10 @@ class Outbox(Model):
     last_error = fields.TextField(null=True)
     created_at = fields.DatetimeField(auto_now_add=True)
     delivered_at = fields.DatetimeField(null=True)
+    # JSON list of the steps of a multi-request entry that went out (a member given the
+    # ping role, a part posted): a later try, in this process or the next, skips them
+    # (core/storage/outbox.py `OutboxEntry.progress`; docs/delivery.md).
+    progress = fields.TextField(null=True)
 
     class Meta:
         table = "outbox"

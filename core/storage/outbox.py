@@ -79,6 +79,9 @@ class OutboxEntry:
     payload: dict[str, Any]
     attempts: int  # failed attempts so far
     created_at: datetime | None = None  # when its command committed it
+    #: steps of a multi-request entry that went out in an earlier try (durable: a try
+    #: that stopped half-way, in this process or before a restart, resumes after them)
+    progress: frozenset[str] = frozenset()
 
     @property
     def key(self) -> tuple[int, int]:
@@ -131,7 +134,7 @@ class OutboxWorker:
         lanes: int = 1, weights: Sequence[float] | None = None,
         names: Sequence[str] | None = None, late_after: float | Sequence[float] = 60.0,
         health_interval: float = 300.0, retention: timedelta | None = timedelta(days=7),
-        prune_interval: float = 3600.0,
+        prune_interval: float = 3600.0, stuck_after: float = 1800.0,
     ) -> None:
         """`service`, if given, wakes the worker whenever it commits new entries;
         `max_concurrent` bounds deliveries in flight across all games. With
@@ -139,7 +142,10 @@ class OutboxWorker:
         and those it consumed are marked delivered together. `owns` (default: the
         service's) limits the worker to games of the guilds this process serves:
         shards sharing one database never deliver (or reorder) each other's entries.
-        Lanes: `_setup_lanes`; lateness, health log and pruning: `_setup_watch`."""
+        Lanes: `_setup_lanes`; lateness, health log and pruning: `_setup_watch`.
+        An entry told to wait (RetryAfter) that has made no progress for `stuck_after`
+        seconds is parked with its reason (a window that never opens must not hold its
+        lane, its game's end or other games for ever)."""
         self._deliver = deliver
         self._deliver_batch = deliver_batch
         self._batch_size = max(1, batch_size) if deliver_batch is not None else 1
@@ -164,6 +170,10 @@ class OutboxWorker:
         self._newest: dict[tuple[int, int], int] = {}
         self._setup_lanes(lane, lanes, max_concurrent, weights, names)
         self._setup_watch(late_after, health_interval, retention, prune_interval)
+        self._stuck_after = stuck_after
+        #: steps done per entry id in this process, and when the entry last moved
+        self._steps: dict[int, set[str]] = {}
+        self._moved: dict[int, datetime] = {}
         self.delivered = 0
         self.parked = 0
         self.superseded = 0  # coalesced entries dropped unsent
@@ -253,6 +263,39 @@ class OutboxWorker:
         return frozenset(lane for (game, lane), (_, _, until) in self._holds.items()
                          if game == game_id and until > now)
 
+    def done(self, entry: OutboxEntry) -> frozenset[str]:
+        """The steps of `entry` that went out, in an earlier try or earlier in this one."""
+        return frozenset(self._steps.get(entry.id, entry.progress))
+
+    async def progressed(self, entry: OutboxEntry, step: str) -> None:
+        """Record that `step` of a multi-request entry went out (a member given the ping
+        role, a part posted), durably and at once: no later try, in this process or the
+        next, sends it again, and a try cut short by a window resumes after it."""
+        steps = self._steps.setdefault(entry.id, set(entry.progress))
+        if step in steps:
+            return
+        steps.add(step)
+        self._moved[entry.id] = self._now()
+        with background(False):
+            await Outbox.filter(id=entry.id).update(progress=json.dumps(sorted(steps)))
+
+    async def pending_of(self, game_id: int, kind: str) -> list[OutboxEntry]:
+        """The game's pending entries of one kind, in order, with their progress (what
+        an announcement must know of the ping role's changes still under way)."""
+        rows = await _read(Outbox.filter(game_id=game_id, status=PENDING, kind=kind)
+                           .order_by("ordinal"))
+        return [_entry(row) for row in rows]
+
+    async def drop(self, game_id: int, kinds: Sequence[str]) -> int:
+        """Mark the game's pending entries of `kinds` delivered unsent: what they would
+        do is moot (the ping role's changes of a game whose role is being deleted)."""
+        rows = await _read(Outbox.filter(game_id=game_id, status=PENDING, kind__in=kinds))
+        ids = [row.id for row in rows]
+        if ids:
+            await self._mark_delivered(ids)
+            self.superseded += len(ids)
+        return len(ids)
+
     @property
     def owns(self) -> GuildFilter | None:
         """Whose entries this worker delivers (None: every guild's)."""
@@ -275,15 +318,18 @@ class OutboxWorker:
             await asyncio.sleep(0.005)
         raise TimeoutError("outbox still busy")
 
-    async def pending_elsewhere(self, entry: OutboxEntry) -> bool:
+    async def pending_elsewhere(self, entry: OutboxEntry, ignore: Sequence[int] = ()
+                                ) -> bool:
         """Whether an earlier entry of the entry's game waits in another lane (so what
-        must follow it, like closing a game's private channels, waits too)."""
+        must follow it, like closing a game's private channels, waits too); lanes in
+        `ignore` are not waited for."""
         if self._lanes == 1:
             return False
         mine = self._lane(entry)
         rows = await _read(Outbox.filter(game_id=entry.game_id, status=PENDING,
                                          ordinal__lt=entry.ordinal))
-        return any(self._lane(_entry(row)) != mine for row in rows)
+        return any(lane != mine and lane not in ignore
+                   for lane in (self._lane_of_row(row) for row in rows))
 
     async def behind(self, game_id: int, ordinal: int) -> bool:
         """Whether an earlier entry of the game waits in the lane of the entry `ordinal`
@@ -568,12 +614,15 @@ class OutboxWorker:
         except Exception:
             log.exception("outbox health check failed")
             return
-        log.info("%s", health_line(lanes, self.late))
+        log.info("%s", health_line(lanes, self.late, await parked_count(self._owns)))
 
     async def _mark_delivered(self, ids: list[int]) -> None:
         """In a transaction shared with commands committing meanwhile (if the service is
         known): a delivery then costs no sync of its own."""
         now = self._now()
+        for i in ids:
+            self._steps.pop(i, None)
+            self._moved.pop(i, None)
         with background(False):  # commands may share this commit: it is not theirs to wait on
             if self._service is not None:
                 await self._service.write(Script(None, (
@@ -584,6 +633,10 @@ class OutboxWorker:
     async def _not_delivered(self, row: Outbox, entry: OutboxEntry, exc: Exception) -> None:
         """Wait as the deliverer asks (RetryAfter: no attempt counted), park at once
         (Undeliverable), or count a failed attempt."""
+        if isinstance(exc, RetryAfter) and self._stalled(row, entry):
+            await self._failed(row, entry, f"no progress for {self._stuck_after:.0f} s, "
+                               f"still told to wait: {exc}", final=True)
+            return
         if isinstance(exc, RetryAfter):
             # at least MIN_RETRY: a wait of microseconds (a clock's rounding) would make
             # the entry come straight back, over and over
@@ -593,6 +646,12 @@ class OutboxWorker:
             return
         await self._failed(row, entry, f"{type(exc).__name__}: {exc}",
                            final=isinstance(exc, Undeliverable))
+
+    def _stalled(self, row: Outbox, entry: OutboxEntry) -> bool:
+        """Whether an entry told to wait has made no progress for `stuck_after` (since
+        its commit, or its last step in this process)."""
+        since = self._moved.get(entry.id) or max(_aware(row.created_at), self._started)
+        return (self._now() - since).total_seconds() > self._stuck_after
 
     async def _failed(self, row: Outbox, entry: OutboxEntry, error: str, *,
                       final: bool = False) -> None:
@@ -606,6 +665,8 @@ class OutboxWorker:
             return
         row.status = PARKED
         await row.save(update_fields=["attempts", "last_error", "status"])
+        self._steps.pop(entry.id, None)
+        self._moved.pop(entry.id, None)
         self.parked += 1
         log.error("outbox %s of game %s parked after %s attempts: %s",
                   entry.ordinal, entry.game_id, row.attempts, error)
@@ -636,7 +697,9 @@ def _coalesce_key(payload: str) -> str | None:
 def _entry(row: Outbox) -> OutboxEntry:
     return OutboxEntry(id=row.id, game_id=row.game_id, ordinal=row.ordinal,  # type: ignore[attr-defined]
                        kind=row.kind, payload=json.loads(row.payload), attempts=row.attempts,
-                       created_at=row.created_at)
+                       created_at=row.created_at,
+                       progress=frozenset(json.loads(row.progress)) if row.progress
+                       else frozenset())
 
 
 def _aware(moment: datetime) -> datetime:
@@ -677,8 +740,19 @@ async def backlog(lane: Callable[[OutboxEntry], int], lanes: int, now: datetime,
             for i in range(lanes)]
 
 
-def health_line(lanes: list[LaneHealth], late: Sequence[int] | None = None) -> str:
-    """"outbox: announce 0 pending; places 3 pending, oldest 12 s (late 1); ..."."""
+async def parked_count(owns: GuildFilter | None = None) -> int:
+    """Entries parked (given up on, the master told) of owned guilds: the health line
+    and `mafia-bot status` count them, so a stuck kind of work is seen."""
+    if owns is None:
+        return await _read(Outbox.filter(status=PARKED)).count()
+    rows = await _read(Outbox.filter(status=PARKED)).values_list("game__guild_id")
+    return sum(1 for (guild,) in rows if owns(int(guild)))
+
+
+def health_line(lanes: list[LaneHealth], late: Sequence[int] | None = None,
+                parked: int | None = None) -> str:
+    """"outbox: announce 0 pending; places 3 pending, oldest 12 s (late 1); ...;
+    parked 1"."""
     parts = []
     for i, h in enumerate(lanes):
         part = f"{h.name} {h.pending} pending"
@@ -687,4 +761,6 @@ def health_line(lanes: list[LaneHealth], late: Sequence[int] | None = None) -> s
         if late is not None and i < len(late) and late[i]:
             part += f" (late {late[i]})"
         parts.append(part)
+    if parked:
+        parts.append(f"parked {parked}")
     return "outbox: " + "; ".join(parts)

@@ -316,8 +316,13 @@ def assert_no_pings(h: Harness) -> None:
         assert mentions is not None, (route, body)
         assert mentions.get("parse") == [], (route, mentions)
         roles = [str(r) for r in mentions.get("roles") or []]
+        # beside its role, a phase announcement names the players the role has not
+        # reached yet (issue 40): exactly the users it allows
+        users = [str(u) for u in mentions.get("users") or []]
         assert not roles or (len(roles) == 1 and roles[0] in game_roles
-                             and body.get("content") == f"<@&{roles[0]}>"), (route, mentions)
+                             and body.get("content") == " ".join(
+                                 [f"<@&{roles[0]}>", *(f"<@{u}>" for u in users)])
+                             ), (route, mentions)
 
 
 async def test_user_text_never_pings_and_masked_links_are_escaped(h: Harness) -> None:

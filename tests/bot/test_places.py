@@ -137,16 +137,20 @@ async def test_the_role_pings_phases_and_follows_the_living(h: Harness) -> None:
     # without "Mention @everyone, @here and All Roles" only a mentionable role notifies
     role = h.world.role(gid, rid)
     assert role["mentionable"] is True and int(role["permissions"]) == 0
-    # the day-0 announcement pings the role and nothing else
-    day0 = [b for b in posts_to(h, t.channel) if b.get("content") == f"<@&{rid}>"]
+    # the day-0 announcement pings the role, and by name the players the role has not
+    # reached yet (it is made by this very post: issue 40), and nothing else
+    day0 = [b for b in posts_to(h, t.channel)
+            if str(b.get("content") or "").startswith(f"<@&{rid}>")]
     assert len(day0) == 1
     mentions = day0[0]["allowed_mentions"]
     assert mentions["parse"] == [] and [str(r) for r in mentions["roles"]] == [str(rid)]
-    assert not mentions.get("users")
+    named = {int(u) for u in mentions.get("users") or []}
+    assert named <= {p.id for p in t.players}
+    assert day0[0]["content"] == " ".join([f"<@&{rid}>", *(f"<@{u}>" for u in sorted(named))])
     await checkin_all(t)
     await t.advance()  # night 0
     bodies = [b for b in posts_to(h, t.channel) if b.get("content") == f"<@&{rid}>"]
-    assert len(bodies) == 2  # day 0, night 0: every phase announcement
+    assert len(bodies) == 1  # night 0: the role reached everyone, it alone pings
     # kicked: loses the role; his place stays his (read-only history)
     kicked = (await t.holders(Role.CITIZEN))[0]
     assert (await t.do(t.master, "master kick", player=str(kicked.id))).ephemeral
