@@ -5,7 +5,7 @@ Discord keeps `world.nonce_window`, 300 s). A bot that dies between posting and 
 an entry and comes back later than that would post it again: the bot's own record (the
 entry, pending since before this process started and older than the window) makes it
 look in the channel's recent history first, where real Discord returns no nonce, so the
-part is recognised by its text."""
+part is recognised by its text, among the messages no other entry took (issue 40)."""
 
 from __future__ import annotations
 
