@@ -25,6 +25,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Collection
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -80,12 +81,14 @@ from .utils.posting import (
     HIDDEN,
     NONCE_MAX,
     RECHECK,
+    Recheck,
     channel_marker,
     entry_key,
     find_marked,
     nonce,
     post,
     recheck_since,
+    replied,
     retry_after,
 )
 from .utils.posting import translated as _translated
@@ -152,6 +155,9 @@ class Delivery:
         # Entries committed before this moment may have been posted by an earlier process
         # (utils/posting.py RECHECK: Discord forgets nonces after minutes).
         self.started = datetime.now(UTC)
+        #: messages a recheck took for an entry (or posted under one): never taken for
+        #: another that reads the same (utils/posting.py Recheck)
+        self._claimed: set[int] = set()
 
     @property
     def service(self) -> GameService:
@@ -257,14 +263,31 @@ class Delivery:
             ratelimits.PATIENCE.reset(patience)
         return len(run)
 
-    def _recheck(self, entries: list[OutboxEntry]) -> datetime | None:
-        """Since when the channel is looked at before these entries are posted: an entry
-        its command answered itself (a vote in the game channel) may be there already,
-        with no nonce (the interaction failed to say so, or the process stopped)."""
-        created = entries[0].created_at
-        if any(e.answered for e in entries) and created is not None:
-            return created if created.tzinfo else created.replace(tzinfo=UTC)
-        return recheck_since(entries[0].created_at, self.started)
+    def _recheck(self, entries: list[OutboxEntry]) -> Recheck | None:
+        """Whether the channel is looked at before these entries are posted, and since
+        when: they were pending when this process started, longer ago than Discord
+        remembers nonces. An entry its command answered itself (a vote in the game
+        channel) is looked for by its interaction instead (`_replied`)."""
+        since = recheck_since(entries[0].created_at, self.started)
+        return None if since is None else Recheck(since, self._claimed)
+
+    async def _replied(self, channel: discord.abc.Messageable,
+                       todo: list[tuple[OutboxEntry, Event]]
+                       ) -> list[tuple[OutboxEntry, Event]]:
+        """`todo` without the entries their command's interaction answered publicly
+        (the response went, but the process stopped before marking them, or Discord
+        failed to say so): found by the interaction's id on the response, never by
+        their text, which another record may share (the same vote cast again)."""
+        replies = {x.reply for x, _ in todo if x.answered and x.reply}
+        found = await replied(channel, replies) if replies else set()
+        if not found:
+            return todo
+        for entry, _ in todo:
+            if entry.reply in found:
+                log.warning("game %s: entry %s was answered by its interaction: not posted",
+                            entry.game_id, entry.ordinal)
+                self._mark([entry], "post")
+        return [(x, e) for x, e in todo if x.reply not in found]
 
     def _did(self, entry: OutboxEntry, step: str) -> bool:
         return (entry.game_id, entry.ordinal, step) in self._done
@@ -298,6 +321,7 @@ class Delivery:
         phase announcement pinging a game's role passes `markup.only_role(role_id)`).
         With `game`, the files an entry carries (its day's vote picture, the archive) go
         on the message holding the entry's first piece."""
+        todo = await self._replied(channel, todo)
         pieces: list[tuple[OutboxEntry, int, discord.Embed]] = []
         count: dict[int, int] = {}
         for entry, event in todo:
@@ -318,10 +342,13 @@ class Delivery:
             head, k0, _ = message[0]
             files = await self.attached.now(game, [x for x, k, _ in message if k == 0]) \
                 if game is not None else []
+            unfiled = partial(self.attached.again, game, channel, head) \
+                if game is not None and files else None
             await post(channel, entry_key(head), embeds=[e for _, _, e in message],
                        view=view if i == len(messages) - 1 else None, first=k0,
                        content=clip(content, CONTENT) if content and i == 0 else None,
-                       mentions=mentions if i == 0 else None, files=files)
+                       mentions=mentions if i == 0 else None, files=files,
+                       unfiled=unfiled)
             for entry, k, _ in message:
                 self._mark([entry], f"post:{k}")
                 if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):

@@ -10,8 +10,9 @@ drawings: it would only hold its lane's slot). Files not drawn by then follow
 it as a message of their own, right under it (one request more, only when late), and
 the entry stays pending until they are posted: the lane is held (`Hold`, no slot kept)
 and offered again as soon as the drawing is done. In memory only: after a restart the
-entry is tried again, its announcement is found by its nonce and the files go with the
-next try.
+entry is tried again and its announcement is found (Discord returns it for its nonce,
+or a recheck finds it): the files then go as their own message under it (`again`),
+as they would have before the restart; Discord would drop them from the repeated post.
 """
 
 from __future__ import annotations
@@ -107,6 +108,19 @@ class Files:
                 self.late += 1
             self._owed = {k: v for k, v in self._owed.items() if v.key != head}
             del self._drawing[head]
+
+    async def again(self, info: GameInfo, channel: discord.abc.Messageable,
+                    head: OutboxEntry, files: list[discord.File]) -> None:
+        """The files of `head`'s message, found posted before without them (after a
+        restart: the earlier process posted the announcement and died owing them), as
+        their own message under it, named as `follow` names it: once, whichever
+        process posts it."""
+        for file in files:  # read by the send that returned the earlier message
+            file.reset()
+        names = ", ".join(f.filename for f in files)
+        await post(channel, entry_key(head), first=PIECE, files=files,
+                   content=t("files.follow", info.language, names=names))
+        self.late += 1
 
     async def _draw(self, info: GameInfo, specs: list[dict[str, object]]) -> list[Made]:
         """The files, or none if they cannot be built: a picture never holds back the

@@ -108,7 +108,8 @@ async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
     and the sender alone gets the event."""
     bot = interaction.client
     here = interaction.channel_id == info.channel_id
-    applied = await bot.apply(info, command, answer=_recorded if here else None)
+    applied = await bot.apply(info, command, answer=_recorded if here else None,
+                              reply=str(interaction.id) if here else None)
     event = next(e for e in applied.events if e.kind is kind)
     if applied.answered and await bot.outbox.behind(info.id, min(applied.answered)):
         # the channel's earlier posts are held back (Discord's limits): the record
@@ -124,8 +125,9 @@ async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
 async def _answer_publicly(interaction: discord.Interaction[MafiaBot], info: GameInfo,
                            applied: Outcome) -> None:
     bot = interaction.client
-    # as the outbox would post it (cogs/delivery.py): the same embeds, so a recheck
-    # after a failure here finds it by its text
+    # as the outbox would post it (cogs/delivery.py): the same embeds. Should the
+    # process stop before marking the entry, the outbox finds this response by its
+    # interaction's id (stored with the entry: `reply`), not by its text
     embeds = [piece for e in applied.events if _recorded(e)
               for piece in split_embed(event_embed(e, info.language,
                                                    applied.record_count(e)))]

@@ -141,9 +141,11 @@ class MafiaBot(commands.Bot):
         raise RuleError(ErrorCode.NO_GAME_HERE)
 
     async def apply(self, info: GameInfo, command: Command, *,
-                    answer: Callable[[Event], bool] | None = None) -> Outcome:
+                    answer: Callable[[Event], bool] | None = None,
+                    reply: str | None = None) -> Outcome:
         """Apply through the facade. The cog stamped the phase the sender saw on a
         phase-bound command (`core.game.commands.stamped`): if that phase ended on its way,
         the engine refuses it as `phase_ended`. `answer`: the events whose outbox
-        entries the caller answers itself (cogs/utils/actions.py `record`)."""
-        return await self.observe.apply(info.id, command, answer=answer)
+        entries the caller answers itself (cogs/utils/actions.py `record`), `reply` the
+        identity of that answer (its interaction's id)."""
+        return await self.observe.apply(info.id, command, answer=answer, reply=reply)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,11 +35,31 @@ NONCE_MAX = 25  # Discord: a nonce is at most 25 characters
 # for in the channel's history before it is posted (`RECHECK`).
 NONCE_WINDOW = timedelta(minutes=2)
 HISTORY = 50  # recent messages of a channel looked at by a recheck
-#: Set by the deliverer around an entry an earlier process may have posted more than
-#: NONCE_WINDOW ago (cogs/delivery.py `recheck_since`): `post` then looks for each part
-#: in the channel's recent history first (by its nonce where Discord returns it, else by
-#: its text) and posts only what is not there.
-RECHECK: ContextVar[datetime | None] = ContextVar("RECHECK", default=None)
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """A look into the channel before an entry an earlier process may have posted more
+    than NONCE_WINDOW ago is posted (cogs/delivery.py `recheck_since`)."""
+
+    since: datetime  # the entry's commit: nothing older can be it
+    #: the process's own messages already taken for an entry (found by a recheck, or
+    #: posted under one): never taken for another entry that reads the same
+    claimed: set[int] = field(default_factory=set)
+
+
+#: Set by the deliverer around such an entry: `post` then looks for each part in the
+#: channel's recent history first and posts only what is not there. A part is found by
+#: its nonce where Discord returns it, else by its text among the bot's messages since
+#: the commit that no other entry took (`Recheck.claimed`), oldest first; an
+#: interaction's response is never taken for an outbox post (it is found by its own
+#: interaction id: cogs/delivery.py `_replied`).
+RECHECK: ContextVar[Recheck | None] = ContextVar("RECHECK", default=None)
+
+#: What `post` does with files its first part should carry when that part is found
+#: posted before without them (a recheck found it, or Discord returned the earlier
+#: message for its nonce): they go as a message of their own (cogs/pictures.py).
+Unfiled = Callable[[list[discord.File]], Awaitable[None]]
 
 
 def recheck_since(created: datetime | None, started: datetime,
@@ -65,7 +87,8 @@ def _fingerprint(content: str | None, embeds: list[dict[str, Any]]) -> tuple[Any
 
 async def _posted_before(channel: discord.abc.Messageable, since: datetime
                          ) -> list[dict[str, Any]]:
-    """The bot's own messages in the channel since `since` (raw, newest first)."""
+    """The bot's own messages in the channel since `since` (raw, oldest first), its
+    interactions' responses left out (found by their interaction id, never by text)."""
     state = getattr(channel, "_state", None)
     channel_id = getattr(channel, "id", None)
     if state is None or channel_id is None:
@@ -73,8 +96,23 @@ async def _posted_before(channel: discord.abc.Messageable, since: datetime
     me = state.self_id
     since = since - timedelta(seconds=1)  # the two clocks may differ a little
     found = await state.http.logs_from(channel_id, HISTORY)
-    return [m for m in found if (me is None or int(m["author"]["id"]) == me)
+    return [m for m in reversed(found) if (me is None or int(m["author"]["id"]) == me)
+            and "interaction_metadata" not in m and "interaction" not in m
             and datetime.fromisoformat(m["timestamp"]) >= since]
+
+
+async def replied(channel: discord.abc.Messageable, replies: set[str]) -> set[str]:
+    """Which of the interactions `replies` (their ids) answered with a message that
+    is in the channel's recent history: Discord names the interaction on its response
+    (`interaction_metadata.id`), an identity no other message shares."""
+    state = getattr(channel, "_state", None)
+    channel_id = getattr(channel, "id", None)
+    if state is None or channel_id is None or not replies:
+        return set()
+    found = await state.http.logs_from(channel_id, HISTORY)
+    named = {str((m.get("interaction_metadata") or m.get("interaction") or {}).get("id"))
+             for m in found}
+    return replies & named
 
 
 def nonce(key: str, part: int) -> str:
@@ -94,18 +132,22 @@ def entry_key(entry: OutboxEntry, step: str = "") -> str:
 async def post(channel: discord.abc.Messageable, key: str, *, content: str | None = None,
                embeds: list[discord.Embed] | None = None, view: discord.ui.View | None = None,
                mentions: discord.AllowedMentions | None = None, first: int = 0,
-               files: list[discord.File] | None = None) -> list[discord.Message]:
+               files: list[discord.File] | None = None, unfiled: Unfiled | None = None
+               ) -> list[discord.Message]:
     """The one way the outbox posts: the payload split to Discord's limits (`pack`), each
     part sent with its own nonce (`key` and the part's number, from `first`) and explicit
     allowed mentions (nobody unless `mentions` says whom); the view goes on the last part.
     Part 0 is named `key.first`, further parts `key.first.i`: never the name another
     message of the same entry (which starts at another piece) uses. `files` go on the
     first part; if Discord refuses them (no Attach Files), the part goes without them:
-    a picture or the archive never holds back an announcement."""
+    a picture or the archive never holds back an announcement. If the first part was
+    posted before without them (found by a recheck, or Discord returned the earlier
+    message for its nonce), `unfiled` is given them: the files are not dropped."""
     parts = pack(content, embeds)
     sent: list[discord.Message] = []
-    since = RECHECK.get()
-    earlier = await _posted_before(channel, since) if since is not None else []
+    check = RECHECK.get()
+    earlier = [m for m in await _posted_before(channel, check.since)
+               if int(m["id"]) not in check.claimed] if check is not None else []
     for i, part in enumerate(parts):
         extra: dict[str, Any] = {"view": view} if view is not None and i == len(parts) - 1 \
             else {}
@@ -113,33 +155,61 @@ async def post(channel: discord.abc.Messageable, key: str, *, content: str | Non
             content=part.content, embeds=part.embeds,
             nonce=nonce(key, first) if i == 0 else nonce(f"{key}.{first}", i),
             allowed_mentions=mentions or no_pings(), **extra)
-        if earlier and _already(earlier, fields["nonce"], part.content,
-                                [dict[str, Any](e.to_dict()) for e in part.embeds or []]):
+        found = _already(earlier, fields["nonce"], part.content,
+                         [dict[str, Any](e.to_dict()) for e in part.embeds or []]) \
+            if earlier else None
+        if found is not None:
             log.warning("part %s of %s was posted before a restart: not posted again",
                         i, key)
+            earlier.remove(found)
+            assert check is not None
+            check.claimed.add(int(found["id"]))
+            if i == 0 and files and unfiled is not None \
+                    and not _carries(len(found.get("attachments") or []), files):
+                await unfiled(files)
             continue
         if i == 0 and files:
             try:
-                sent.append(await channel.send(files=files, **fields))
-                continue
+                message = await channel.send(files=files, **fields)
             except discord.Forbidden as exc:
                 log.warning("files refused in channel %s (%s); posting without them",
                             getattr(channel, "id", "?"), exc)
+            else:
+                sent.append(message)
+                _claim(check, message)
+                if unfiled is not None and not _carries(len(message.attachments), files):
+                    # Discord returned the message an earlier try posted under this
+                    # nonce, without them
+                    await unfiled(files)
+                continue
         sent.append(await channel.send(**fields))
+        _claim(check, sent[-1])
     return sent
 
 
+def _claim(check: Recheck | None, message: discord.Message) -> None:
+    if check is not None:
+        check.claimed.add(message.id)
+
+
+def _carries(attached: int, files: list[discord.File]) -> bool:
+    """Whether a message with `attached` attachments carries `files` (counted: Discord
+    may rename a file it stores)."""
+    return attached >= len(files)
+
+
 def _already(earlier: list[dict[str, Any]], part_nonce: str, content: str | None,
-             embeds: list[dict[str, Any]]) -> bool:
-    """Whether one of `earlier` is this part: its nonce (where Discord returns it) or,
-    else, the same text and embeds."""
+             embeds: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The one of `earlier` (oldest first, none taken by another entry) that is this
+    part: its nonce (where Discord returns it) or, else, the same text and embeds."""
     mine = _fingerprint(content, embeds)
     for message in earlier:
         if str(message.get("nonce") or "") == part_nonce:
-            return True
+            return message
+    for message in earlier:
         if _fingerprint(message.get("content"), message.get("embeds") or []) == mine:
-            return True
-    return False
+            return message
+    return None
 
 
 def translated(exc: discord.HTTPException) -> Exception:

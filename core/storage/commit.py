@@ -103,11 +103,15 @@ class Pending:
 
 def outbox_rows(p: Pending, extra: list[tuple[str, str]], route: Callable[[Event], bool],
                 derivers: list[OutboxDeriver], bundlers: list[Bundler],
-                answer: Callable[[Event], bool] | None = None) -> list[tuple[str, str]]:
+                answer: Callable[[Event], bool] | None = None, reply: str | None = None
+                ) -> list[tuple[str, str]]:
     """The command's outbox rows in delivery order, payloads as JSON; the events
-    `answer` takes are held for the caller's own response (`ANSWERED`)."""
+    `answer` takes are held for the caller's own response (`ANSWERED`), with `reply`,
+    that response's own identity (an interaction's id): a later look for the entry's
+    message finds that response by it, never another message that reads the same."""
     new, events = p.out.state, p.out.events
-    rows = [(EVENT_KIND, dumps(({"answered": True} if answer is not None and answer(e)
+    held: dict[str, Any] = {"answered": True} | ({"reply": reply} if reply else {})
+    rows = [(EVENT_KIND, dumps((held if answer is not None and answer(e)
                                 else {}) | event_payload(new, e)))
             for e in events if route(e)]
     for derive in derivers:

@@ -54,6 +54,7 @@ class EventPayload(Payload):
     seq: int
     event: Event
     answered: bool = False  # held for its command's own reply (core/storage/commit.py)
+    reply: str | None = None  # that reply's own identity (its interaction's id)
     files: list[dict[str, Any]] = Field(default_factory=list)  # core.sight.record.files_for
     count: RecordCount | None = None  # the day's count a vote's record shows
 

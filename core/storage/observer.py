@@ -117,10 +117,12 @@ class Observer:
 
     # --- commands -------------------------------------------------------------------
     async def apply(self, game_id: int, command: Command, *,
-                    answer: Callable[[Event], bool] | None = None) -> Outcome:
-        """Apply and commit `command` (GameService.apply, `answer` included); RuleError
-        if refused."""
-        return Outcome(await self.service.apply(game_id, command, answer=answer))
+                    answer: Callable[[Event], bool] | None = None,
+                    reply: str | None = None) -> Outcome:
+        """Apply and commit `command` (GameService.apply, `answer` and `reply`
+        included); RuleError if refused."""
+        return Outcome(await self.service.apply(game_id, command, answer=answer,
+                                                reply=reply))
 
     async def answered(self, game_id: int, ordinals: Sequence[int], *,
                        release: bool = False) -> None:

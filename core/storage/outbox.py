@@ -94,6 +94,13 @@ class OutboxEntry:
         the process stopped before marking it), so it may be in its channel already."""
         return bool(self.payload.get("answered"))
 
+    @property
+    def reply(self) -> str | None:
+        """The identity of the response that may have answered it (an interaction's id,
+        core/storage/commit.py): how that response is found, and nothing else."""
+        value = self.payload.get("reply")
+        return None if value is None else str(value)
+
     def files(self) -> list[dict[str, Any]]:
         """Files to attach to this entry's message (core.sight.record.files_for), if any."""
         return list(self.payload.get("files") or [])

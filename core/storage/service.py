@@ -222,13 +222,15 @@ class GameService:
     async def apply(
         self, game_id: int, command: Command, *, extra_outbox: Sequence[OutboxItem] = (),
         discord: DiscordPatch | None = None, answer: Callable[[Event], bool] | None = None,
+        reply: str | None = None,
     ) -> Applied:
         """Apply `command` and commit it; RuleError (nothing written) if the rules refuse.
 
         `extra_outbox` and `discord` are written in the same transaction. The outbox
         entries of the events `answer` takes are held for the caller, who answers them
         itself and then calls `answered` (`Applied.answered` has their ordinals); one it
-        does not answer goes out through the worker when its hold ends.
+        does not answer goes out through the worker when its hold ends. `reply` is the
+        identity of the caller's own response (an interaction's id), stored with them.
         """
         extra = [(i.kind, dumps(i.payload)) for i in extra_outbox]
         columns = discord.columns() if discord else {}
@@ -250,7 +252,7 @@ class GameService:
                 if stores_state(command, old, out.state, slot.stored_seq) else None
             try:
                 (written, held), cancelled = await settle(self._commit(
-                    pending, extra, columns, stored_json, answer))
+                    pending, extra, columns, stored_json, answer, reply))
             except RuleError as refusal:  # a commit hook refused; nothing was written
                 if refusal.code == "not_enough_lira" and n < ATTEMPTS - 1 \
                         and command.reads_funds() \
@@ -336,12 +338,12 @@ class GameService:
 
     async def _commit(self, p: Pending, extra: list[tuple[str, str]],
                       columns: dict[str, Any], state_json: str | None,
-                      answer: Callable[[Event], bool] | None = None
-                      ) -> tuple[int, list[int]]:
+                      answer: Callable[[Event], bool] | None = None,
+                      reply: str | None = None) -> tuple[int, list[int]]:
         """Write one command (the commit path, core/storage/commit.py); rows written and
         the indexes of those held for the caller."""
         rows = outbox_rows(p, extra, self.route, self.outbox_derivers, self.bundlers,
-                           answer)
+                           answer, reply)
         work = writer(p, rows, columns, state_json, self._clock(), self.commit_hooks)
         if isinstance(work, Script):
             if not await self._write(work):

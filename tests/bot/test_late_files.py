@@ -9,6 +9,7 @@ nothing is timed."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,9 +18,10 @@ import pytest
 import cogs.pictures
 from archive.build import Made
 from cogs.pictures import AHEAD, Files
+from cogs.utils import posting
 from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry
-from tests.bot.helpers import ROLES, checkin_all, open_table, start
+from tests.bot.helpers import ROLES, Lives, checkin_all, open_table, rebind, start
 from tests.bot.test_archive_delivery import assert_real_png
 from tests.bot.test_bursts import until
 from tests.harness import Harness
@@ -168,3 +170,68 @@ async def test_files_owed_by_a_failed_try_go_on_the_next_one(
     assert not files.owes(entry)
     await files.follow(info, SimpleNamespace(), [entry])  # nothing owed: nothing posted
     assert files.late == 0
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["within-window", "after-window"])
+async def test_a_picture_owed_across_a_restart_follows_its_announcement(
+        lives: Lives, monkeypatch: pytest.MonkeyPatch, late: bool) -> None:
+    """Issue 40: the bot dies between the day's result (posted without its late picture)
+    and the picture's post. The next process tries the entry again: Discord returns the
+    earlier result for its repeated nonce (within its window), or a recheck finds it
+    (after it), and a picture sent on that post would be dropped. It goes as its own
+    post right under the result, once."""
+    h = lives.h
+    gate = asyncio.Event()
+    drawn = cogs.pictures.attachments
+
+    async def slow(*args: Any) -> Any:  # the first life never finishes drawing
+        await gate.wait()
+        return await drawn(*args)
+
+    monkeypatch.setattr(cogs.pictures, "attachments", slow)
+    t = await open_table(h, 8, roles=ROLES)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night
+    await t.advance()  # day 1
+    for voter in t.players[1:]:
+        await t.do(voter, "vote", player=str(t.players[0].id))
+    await t.settle()
+    bot: Any = h.bot
+    bot.delivery.attached.wait = 0.05
+    before = len(h.messages_in(t.channel))
+    assert (await t.do(t.master, "master advance")).ephemeral  # dusk: day 1's picture
+
+    def announced() -> bool:
+        return len(h.messages_in(t.channel)) > before
+
+    await until(announced, h)
+    result = h.messages_in(t.channel)[before]
+    assert result.embeds and not result.files  # posted without its picture: owed
+    assert await Outbox.filter(game_id=t.game_id, status=PENDING).exists()
+    drawing = list(bot.delivery.attached._drawing.values())
+    monkeypatch.setattr(cogs.pictures, "attachments", drawn)  # the next life draws
+    if late:  # back after Discord forgot the nonces: a recheck finds the result
+        for stored in h.world.messages.values():  # no nonce in history (real Discord)
+            stored.payload.pop("nonce", None)
+        h.world.pass_time(h.world.nonce_window + 60)
+        monkeypatch.setattr(posting, "NONCE_WINDOW", timedelta(0))
+    h = await lives.restart()
+    for task in drawing:  # the first life's drawing died with it
+        task.cancel()
+    t = rebind(t, h)
+
+    def pictured() -> bool:
+        return any(m.files for m in h.messages_in(t.channel)[before:])
+
+    await until(pictured, h)
+    await t.settle()
+    after = h.messages_in(t.channel)[before:]
+    with_files = [m for m in after if m.files]
+    assert len(with_files) == 1  # exactly once
+    follow = with_files[0]
+    assert [name for name, _ in follow.files] == ["day-1-votes.png"]
+    assert follow.content == "К объявлению выше: day-1-votes.png" and not follow.embeds
+    assert after[0].id == result.id and after.index(follow) == 1  # right under the result
+    assert len([m for m in after if m.embeds == result.embeds]) == 1  # result not repeated
+    assert not await Outbox.filter(game_id=t.game_id, status=PENDING).exists()

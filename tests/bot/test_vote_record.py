@@ -5,11 +5,13 @@ everyone reads; the outbox entry written with the vote is held meanwhile and mar
 delivered after the response, so it costs no REST request. It stands by: a vote typed
 elsewhere is posted by the outbox as before, and a response that failed (or a process
 that stopped before marking the entry) leaves the record to the outbox, which looks for
-it in the channel first: exactly once either way."""
+the response in the channel first, by the interaction's id Discord puts on it (never by
+its text: the same vote cast again reads the same): exactly once either way."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -19,6 +21,7 @@ import core.storage.commit
 from cogs.places import place_key
 from core.sight.narrate import votes
 from core.storage.models import DELIVERED, Outbox
+from core.storage.outbox import OutboxEntry
 from core.text.i18n import t as tr
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness
@@ -130,7 +133,7 @@ async def test_a_failed_reply_leaves_the_record_to_the_outbox(h: Harness,
 async def test_a_reply_not_marked_is_found_not_posted_again(
         h: Harness, short_hold: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The process stops between the reply and marking its entry: the outbox finds the
-    reply in the channel by its text and posts nothing."""
+    reply in the channel by its interaction's id and posts nothing."""
     t = await day_one(h)
     voter, target = t.players[0], t.players[1]
 
@@ -148,3 +151,49 @@ async def test_a_reply_not_marked_is_found_not_posted_again(
     await until(out, h)
     await t.settle()
     assert posted(h, t.channel, line) == 0 and records(h, t.channel, line) == 1
+
+
+async def test_a_vote_cast_again_while_the_channel_is_behind_keeps_every_record(
+        h: Harness) -> None:
+    """Issue 40: while the game channel's outbox is behind, a player votes X, withdraws
+    and votes X again. Each reply is ephemeral (it must not overtake the held posts) and
+    the outbox posts the three records; the third reads exactly as the first (the same
+    vote, the same count), and must not be taken for it. Every record once, in order."""
+    from cogs.delivery import recorded_count
+    from cogs.ui.render import event_embed
+    from core.game.events import Event
+    from tests.bot.helpers import wait_for
+    from tests.bot.test_faults import fast_outbox
+
+    t = await day_one(h)
+    await fast_outbox(t)
+    voter, target, other = t.players[0], t.players[1], t.players[2]
+    state = await t.state()
+    seat = next(i for i, p in enumerate(state.players) if p.uid == other.id)
+    thread = (await t.bot.service.info(t.game_id)).private_channels[place_key(seat)]
+    limit = h.fake.rate_limit(POST, retry_after=7.5, times=None, channel_id=t.channel)
+    # a vote typed in a private place: its record is the outbox's, held back by Discord
+    assert (await h.slash(other, "vote", channel=thread,
+                          player=str(t.players[3].id))).ephemeral
+    await wait_for(lambda: limit.hits > 0, "the outbox to meet the limit")
+    for command, options in (("vote", {"player": str(target.id)}), ("unvote", {}),
+                             ("vote", {"player": str(target.id)})):
+        res = await t.do(voter, command, **options)
+        assert res.ephemeral  # behind: the record waits its turn in the outbox
+    limit.times = limit.hits  # Discord recovers
+    await t.settle()
+    rows = await Outbox.filter(game_id=t.game_id, kind="event").order_by("ordinal")
+    assert {r.status for r in rows} == {DELIVERED}
+    own = []
+    for row in rows:
+        entry = json.loads(row.payload)
+        event = Event.model_validate(entry["event"])
+        if event.kind.value in ("vote_cast", "vote_withdrawn") \
+                and event.data.get("voter") == voter.id:
+            own.append(event_embed(event, "ru", recorded_count(
+                OutboxEntry(id=row.id, game_id=t.game_id, ordinal=row.ordinal,
+                            kind=row.kind, payload=entry, attempts=0))).description)
+    assert len(own) == 3 and own[0] == own[2]  # the first and the third read alike
+    shown = [e.get("description") for m in h.messages_in(t.channel) for e in m.embeds
+             if e.get("description") in own]
+    assert shown == own  # each record once, in the order they were cast
