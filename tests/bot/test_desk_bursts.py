@@ -1,7 +1,9 @@
 """The desk and the team channels at production windows (issue 30): a night end's desk
 lines (its step-by-step and every missed turn) are one post; night orders a minute
 apart wait on the desk and go with the line that pings the master; the clan's order
-lines wait the team window. Played on the virtual-time loop (tests/harness/virtualtime.py):
+lines wait the team window. Issue 40: a pinged line and a phase change's go at once
+however many gathered lines stand before them, and a re-sent clan order says it
+replaces the earlier one. Played on the virtual-time loop (tests/harness/virtualtime.py):
 the windows pass in virtual seconds, and "nothing was posted yet" is asserted when the
 clock could only have moved because every task waited."""
 
@@ -9,13 +11,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cogs.gathering import GATHERED_BATCH, Gathering
 from cogs.outbox import wire
+from core.game.events import Audience, Event, EventKind
 from core.game.roles import Role
 from core.game.rules.night import missed_night
 from core.storage.models import PENDING, Outbox
+from core.storage.outbox import OutboxEntry
 from tests.bot.helpers import (
     EVERYTHING,
     ROLES,
@@ -302,3 +308,58 @@ def test_a_re_sent_clan_order_is_marked_and_comes_before_the_result(tmp_path: Pa
         assert_access(h, clan, [*t.players, t.master], mafiosi, mafiosi)
 
     on_virtual_time(tmp_path, body)
+
+
+def test_a_clan_burst_beyond_ten_lines_still_goes_with_the_night_end(tmp_path: Path) -> None:
+    """Issue 40: eleven clan lines within the team window (the acting mafioso changing
+    his order again and again) filled the worker's offer of ten, so the run could not
+    see the night end behind them and sat out its window: the orders landed after the
+    morning post. Now the clan's lines go with the night end, in commit order."""
+    async def body(h: Harness, loop: VirtualTimeLoop) -> None:
+        t = await open_table(h, 8, roles=ROLES)
+        await start(t)
+        for p in await t.living():
+            assert (await t.do(p, "checkin")).ephemeral is not None
+        await advance(t, h)  # night 0
+        clan = (await t.bot.service.info(t.game_id)).private_channels["clan:1"]
+        state = await t.state()
+        acting = t.member(state.clans[0].acting)  # type: ignore[arg-type]
+        targets = (await t.holders(Role.CITIZEN))[:2]
+        first = len(h.fake.requests)
+        for k in range(11):
+            assert (await t.do(acting, "night", target=str(targets[k % 2].id))).ephemeral
+            await asyncio.sleep(0.5)
+        assert posts_to(h, clan, first) == []  # within the team window: gathered
+        mark = len(h.fake.requests)
+        assert (await t.do(t.master, "master advance")).ephemeral  # the night ends
+        await soon(lambda: bool(posts_to(h, t.channel, mark)), "the morning post")
+        morning = loop.time()
+        await soon(lambda: any("kill succeeded" in e.get("description", "")
+                               for r in posts_to(h, clan, first) for e in r.json["embeds"]),
+                   "the clan's result")
+        assert loop.time() - morning < 3.0
+        lines = [e.get("description", "") for r in posts_to(h, clan, first)
+                 for e in r.json["embeds"]]
+        orders = [i for i, line in enumerate(lines) if "kill of" in line]
+        result = next(i for i, line in enumerate(lines) if "kill succeeded" in line)
+        assert len(orders) == 11 and max(orders) < result, lines
+        assert sum("replaces the earlier order" in lines[i] for i in orders) == 10
+        await drained(h)
+
+    on_virtual_time(tmp_path, body)
+
+
+def test_a_full_offer_of_gathered_lines_never_waits() -> None:
+    """The worker offers a gathering lane at most GATHERED_BATCH entries: a run that is
+    the whole offer cannot see what stands behind it (maybe the line that pings), so it
+    goes at once instead of sitting out its window."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    order = Event(kind=EventKind.DESK_ORDER, audience=Audience.master(), data={})
+    entries = [OutboxEntry(id=i, game_id=1, ordinal=i, kind="event", attempts=0,
+                           payload={"seq": i, "event": order.model_dump(mode="json")},
+                           created_at=now) for i in range(1, GATHERED_BATCH + 1)]
+    gathering = Gathering(60.0, 10.0, clock=lambda: now)
+    run = gathering.run(entries, ())
+    assert run == entries
+    assert gathering.wait(run, [], ()) == 60.5  # an offer with room: all there is
+    assert gathering.wait(run, [], (), full=True) == 0.0
