@@ -57,7 +57,7 @@ from .catalogue import LANE_ROLES as LANE_ROLES
 from .catalogue import LANE_WEIGHTS as LANE_WEIGHTS
 from .catalogue import LANES as LANES
 from .catalogue import lane as lane
-from .gathering import DESK, Gathering, channel_of
+from .gathering import DESK, GATHERED_BATCH, Gathering, channel_of
 from .overwrites import (
     MEMBER,
     ROLE,
@@ -205,7 +205,8 @@ class Delivery:
         run = self.gathering.run(entries, pinged)
         if not run:  # an entry without its commit time (built by hand) is not gathered
             return 0
-        wait = self.gathering.wait(run, entries[len(run):], pinged)
+        wait = self.gathering.wait(run, entries[len(run):], pinged,
+                                   full=len(entries) >= GATHERED_BATCH)
         if wait > 0:
             raise Hold(wait)
         lines = [(entry, event) for entry in run if (event := entry.event()) is not None]

@@ -22,6 +22,13 @@ from core.storage.timing import utcnow
 
 #: seconds added to a window for the commits stamped inside it still under way
 MARGIN = 0.5
+#: how many pending entries the worker offers a gathering lane (the desk, the team
+#: channels) at once: a run can only close on a line it is shown, so the offer must
+#: hold a window's lines. With the default 10 a night of 12 orders, a prod and the
+#: re-sent ones hid "every order is in" and the phase change behind ten gathered lines,
+#: and the desk sat out its minute (issue 40). An offer this full never waits: what
+#: stands behind it is unseen, and may be a line that does not wait.
+GATHERED_BATCH = 200
 DESK = "desk"
 #: desk lines that keep the master informed while the phase runs: they wait for the
 #: window. Everything else on the desk (the phase change's summary, missed turns,
@@ -105,14 +112,16 @@ class Gathering:
         return run
 
     def wait(self, run: list[OutboxEntry], rest: list[OutboxEntry],
-             pinged: Collection[str]) -> float:
+             pinged: Collection[str], *, full: bool = False) -> float:
         """Seconds the run still waits: none once a line in it does not wait, once
-        another channel's line waits behind it (a channel never holds another back), or
-        once its window (and the margin) has passed."""
+        any line waits behind it (a later command's beyond the window, the next command
+        after the closing one, another channel's: a channel never holds another back),
+        once the offer was `full` (what is behind it is unseen), or once its window (and
+        the margin) has passed."""
         channel = channel_of(run[0])
         assert channel is not None
         window = self.window(channel)
-        if window <= 0 or any(not self.waits(e, pinged) for e in run) or rest:
+        if window <= 0 or any(not self.waits(e, pinged) for e in run) or rest or full:
             return 0.0
         age = (self.clock() - _when(run[0])).total_seconds()
         return max(0.0, window + MARGIN - age)

@@ -18,13 +18,19 @@ from discord.ext import commands
 from core.storage.outbox import OutboxWorker
 
 from . import sharedbudget
-from .catalogue import LANE_NAMES, LANE_WEIGHTS, LANES, lane
+from .catalogue import LANE_CHANNELS, LANE_DESK, LANE_NAMES, LANE_WEIGHTS, LANES, lane
 from .delivery import Delivery, outbox_settings
+from .gathering import GATHERED_BATCH
 from .ratelimits import install
 from .utils.bot import MafiaBot
 from .utils.budget import RateBudget
 
 log = logging.getLogger(__name__)
+#: entries offered to the deliverer at once, per lane: one command's announcements
+#: merge within 10; the desk and the team channels gather a window's lines, all of
+#: which a run must see to close on its pinged or phase-change line (cogs/gathering.py)
+BATCHES = tuple(GATHERED_BATCH if n in (LANE_DESK, LANE_CHANNELS) else 10
+                for n in range(LANES))
 
 
 def wire(bot: MafiaBot) -> None:
@@ -42,7 +48,7 @@ def wire(bot: MafiaBot) -> None:
     bot.outbox = OutboxWorker(delivery.deliver, notify_parked=delivery.parked,
                               service=bot.service, deliver_batch=delivery.deliver_batch,
                               lane=lane, lanes=LANES, weights=LANE_WEIGHTS,
-                              max_concurrent=32, names=LANE_NAMES,
+                              max_concurrent=32, names=LANE_NAMES, batch_size=BATCHES,
                               **outbox_settings(bot.settings))
 
 

@@ -159,6 +159,14 @@ class ClanTurn(Payload):
     passed: int | None = None
 
 
+class ClanOrder(Payload):
+    """The clan's line for a kill order; `replaced`: it voids the actor's earlier order
+    of the night (a re-sent /night), absent in rows older than issue 40."""
+
+    KINDS = frozenset({K.CLAN_ORDER})
+    replaced: bool = False
+
+
 class BuyDone(Payload):
     KINDS = frozenset({K.BUY_DONE})
     if_hanged: int | None = None
@@ -259,9 +267,9 @@ class Standby(Payload):
 #: Every payload model, by the kinds it reads (tests validate them against played games).
 MODELS: tuple[type[Payload], ...] = (
     PhaseStarted, Reminder, Morning, DayResult, GameOver, GameResult, YouDied, Composition,
-    RolesSet, CheckLog, TeamChanged, Payouts, VoteCast, ClanTurn, BuyDone, ClanKillFailed,
-    Thanked, TurnMissed, PlayerDied, AnonPost, Extended, Replaced, OrderAccepted, CheckResult,
-    SpellCast, Bought, AwayAck, Standby)
+    RolesSet, CheckLog, TeamChanged, Payouts, VoteCast, ClanTurn, ClanOrder, BuyDone,
+    ClanKillFailed, Thanked, TurnMissed, PlayerDied, AnonPost, Extended, Replaced,
+    OrderAccepted, CheckResult, SpellCast, Bought, AwayAck, Standby)
 
 
 def _by_kind() -> dict[EventKind, type[Payload]]:

@@ -16,6 +16,7 @@ from core.game.payloads import (
     BuyDone,
     CheckLog,
     ClanKillFailed,
+    ClanOrder,
     ClanTurn,
     Composition,
     DayResult,
@@ -188,7 +189,7 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         case K.PAYOUTS:
             return payouts_text(event.data, names, lang)
         case K.CLAN_ORDER:  # without a story the line ends at the target
-            return t("event.clan_order", lang, **p).rstrip()
+            return t(variant_key(event), lang, **p).rstrip()
         case (K.VOTE_CAST | K.CLAN_KILL_FAILED | K.THANKED | K.GAME_RESULT | K.TURN_WARNING
               | K.TURN_MISSED | K.CLAN_TURN | K.BUY_DONE | K.PLAYER_DIED):
             return t(variant_key(event), lang, **p)
@@ -228,6 +229,8 @@ def variant_key(event: Event) -> str:
             return "event.turn_warning_excused"
         case K.TURN_MISSED if event.read(TurnMissed).removed:
             return "event.turn_missed_removed"
+        case K.CLAN_ORDER if event.read(ClanOrder).replaced:  # a re-sent /night
+            return "event.clan_order_replaced"
         case K.CLAN_TURN if event.read(ClanTurn).passed is not None:
             return "event.clan_turn_passed"
         case K.BUY_DONE:

@@ -136,7 +136,7 @@ class OutboxWorker:
         max_attempts: int = 8, backoff: Callable[[int], float] | None = None,
         now: Callable[[], datetime] = utcnow, poll_interval: float = 30.0,
         max_concurrent: int = 16, service: GameService | None = None,
-        deliver_batch: DeliverBatch | None = None, batch_size: int = 10,
+        deliver_batch: DeliverBatch | None = None, batch_size: int | Sequence[int] = 10,
         owns: GuildFilter | None = None, lane: Callable[[OutboxEntry], int] | None = None,
         lanes: int = 1, weights: Sequence[float] | None = None,
         names: Sequence[str] | None = None, late_after: float | Sequence[float] = 60.0,
@@ -146,16 +146,21 @@ class OutboxWorker:
         """`service`, if given, wakes the worker whenever it commits new entries;
         `max_concurrent` bounds deliveries in flight across all games. With
         `deliver_batch`, up to `batch_size` due entries of a game are offered at once
-        and those it consumed are marked delivered together. `owns` (default: the
-        service's) limits the worker to games of the guilds this process serves:
-        shards sharing one database never deliver (or reorder) each other's entries.
+        and those it consumed are marked delivered together (given per lane: a lane
+        whose deliverer gathers a window's lines into one post must see them all).
+        `owns` (default: the service's) limits the worker to games of the guilds this
+        process serves: shards sharing one database never deliver (or reorder) each
+        other's entries.
         Lanes: `_setup_lanes`; lateness, health log and pruning: `_setup_watch`.
         An entry told to wait (RetryAfter) that has made no progress for `stuck_after`
         seconds is parked with its reason (a window that never opens must not hold its
         lane, its game's end or other games for ever)."""
         self._deliver = deliver
         self._deliver_batch = deliver_batch
-        self._batch_size = max(1, batch_size) if deliver_batch is not None else 1
+        sizes = [batch_size] * max(1, lanes) if isinstance(batch_size, int) \
+            else list(batch_size)
+        self._batch_sizes = [max(1, n) if deliver_batch is not None else 1 for n in sizes]
+        self._batch_size = self._batch_sizes[0]
         self._notify_parked = notify_parked
         self._max_attempts = max_attempts
         self._backoff = backoff or exponential_backoff()
@@ -449,7 +454,8 @@ class OutboxWorker:
         rows = await _read(Outbox.filter(game_id=game_id, status=PENDING).order_by("ordinal"))
         mine = [row for row in rows if self._lane_of_row(row) == lane]
         self._seen[game_id, lane] = max((row.id for row in mine), default=0)
-        return mine[:self._batch_size], len(mine) <= self._batch_size
+        size = self._batch_sizes[lane] if lane < len(self._batch_sizes) else self._batch_size
+        return mine[:size], len(mine) <= size
 
     def _lane_of_row(self, row: Outbox) -> int:
         """The row's lane, its payload parsed only the first time (the scan keeps them)."""

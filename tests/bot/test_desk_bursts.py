@@ -1,7 +1,9 @@
 """The desk and the team channels at production windows (issue 30): a night end's desk
 lines (its step-by-step and every missed turn) are one post; night orders a minute
 apart wait on the desk and go with the line that pings the master; the clan's order
-lines wait the team window. Played on the virtual-time loop (tests/harness/virtualtime.py):
+lines wait the team window. Issue 40: a pinged line and a phase change's go at once
+however many gathered lines stand before them, and a re-sent clan order says it
+replaces the earlier one. Played on the virtual-time loop (tests/harness/virtualtime.py):
 the windows pass in virtual seconds, and "nothing was posted yet" is asserted when the
 clock could only have moved because every task waited."""
 
@@ -9,13 +11,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cogs.gathering import GATHERED_BATCH, Gathering
 from cogs.outbox import wire
+from core.game.events import Audience, Event, EventKind
 from core.game.roles import Role
 from core.game.rules.night import missed_night
 from core.storage.models import PENDING, Outbox
+from core.storage.outbox import OutboxEntry
 from tests.bot.helpers import (
     EVERYTHING,
     ROLES,
@@ -31,6 +37,7 @@ from tests.bot.helpers import (
     started,
     wait_for,
 )
+from tests.bot.test_team_overwrites import assert_access
 from tests.harness import Harness
 from tests.harness.virtualtime import VirtualTimeLoop, virtual_time
 
@@ -72,6 +79,17 @@ async def drained(h: Harness, within: float = 120.0) -> None:
         assert loop.time() < end, "outbox still busy"
         await asyncio.sleep(0.5)
     await h.settle()
+
+
+async def soon(check: Callable[[], bool], what: str, seconds: float = 3.0) -> float:
+    """Wait until `check()` holds, at most `seconds` of virtual time (a hold the bot
+    should not make runs out the clock and fails); returns the virtual time taken."""
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    while not check():
+        assert loop.time() - began < seconds, f"not within {seconds} s: {what}"
+        await asyncio.sleep(0.1)
+    return loop.time() - began
 
 
 def posts_to(h: Harness, channel: int, first: int) -> list[Any]:
@@ -185,3 +203,163 @@ async def test_a_gathered_desk_post_is_posted_once_across_a_crash(lives: Lives) 
     await t.settle()
     assert len(posted(h, desk)) == before + 1  # not posted again
     assert not await Outbox.filter(id__in=hit[0], status=PENDING).exists()
+
+
+def test_after_a_prod_the_pinged_line_and_the_night_end_go_at_once(tmp_path: Path) -> None:
+    """Issue 40: a night of many desk lines (orders changed several times, a /master
+    prod) hid the pinged "every order is in" and the night's step-by-step behind ten
+    gathered lines (the worker offered ten at a time, and a run closes only on a line it
+    is shown): the desk sat out its minute, 44 s after the morning post. Now the pinged
+    line goes at once with every line before it, and the night end's with the morning."""
+    async def body(h: Harness, loop: VirtualTimeLoop) -> None:
+        t = await open_table(h, 8, roles=ROLES)
+        await start(t)
+        for p in await t.living():
+            assert (await t.do(p, "checkin")).ephemeral is not None
+        await advance(t, h)  # night 0
+        desk = (await t.bot.service.info(t.game_id)).private_channels["desk"]
+        state = await t.state()
+        owing = missed_night(state)
+        citizens = await t.holders(Role.CITIZEN)
+        mafioso = (await t.holders(Role.MAFIOSO))[0]
+        assert len(owing) >= 2 and len(citizens) >= 2
+
+        def target(uid: int, k: int) -> Any:
+            clan = state.player(uid).clan is not None  # type: ignore[union-attr]
+            return citizens[k % 2] if clan else mafioso
+
+        first = len(h.fake.requests)
+        first_order, last = owing[0], owing[-1]
+        for k in range(11):  # he changes his mind: eleven desk lines within the minute
+            assert (await t.do(t.member(first_order), "night",
+                               target=str(target(first_order, k).id))).ephemeral
+            await asyncio.sleep(2.0)
+        for uid in owing[1:-1]:
+            assert (await t.do(t.member(uid), "night", target=str(target(uid, 0).id))
+                    ).ephemeral
+        res = await t.do(t.master, "master prod")  # the master nudges the last one
+        assert res.ephemeral and f"<@{last}>" in res.text, res.text
+        await asyncio.sleep(3.0)
+        assert posts_to(h, desk, first) == []  # informative lines: gathered, still
+        assert (await t.do(t.member(last), "night", target=str(target(last, 0).id))
+                ).ephemeral  # "every order is in": it pings the master (his default)
+
+        def pinged() -> bool:
+            return any(r.json.get("content") == f"<@{t.master.id}>"
+                       for r in posts_to(h, desk, first))
+
+        await soon(pinged, "the pinged line on the desk")
+        posts = posts_to(h, desk, first)
+        assert len(posts) == 1  # every gathered line went with it, in one post
+        text = "\n".join(e.get("description", "") for e in posts[0].json["embeds"])
+        assert text.count(f"<@{first_order}> (") == 11 and f"<@{last}> (" in text
+        assert text.index(f"<@{first_order}> (") < text.index(f"<@{last}> (")
+        mark = len(h.fake.requests)
+        assert (await t.do(t.master, "master advance")).ephemeral  # the night ends
+        began = loop.time()
+        await soon(lambda: bool(posts_to(h, t.channel, mark)), "the morning post")
+        morning = loop.time()
+        await soon(lambda: bool(posts_to(h, desk, mark)), "the night's step-by-step")
+        print(f"morning after {morning - began:.1f} s, desk after {loop.time() - began:.1f} s")
+        assert loop.time() - morning < 3.0
+        await drained(h)
+
+    on_virtual_time(tmp_path, body)
+
+
+def test_a_re_sent_clan_order_is_marked_and_comes_before_the_result(tmp_path: Path) -> None:
+    """Issue 40: the clan read a re-sent order as a second order, with nothing saying it
+    replaced the first. The clan channel, and only the clan, gets one post at the night's
+    end: the first order, the re-sent one marked as replacing it, then the result."""
+    async def body(h: Harness, loop: VirtualTimeLoop) -> None:
+        t = await open_table(h, 8, roles=ROLES)
+        await start(t)
+        for p in await t.living():
+            assert (await t.do(p, "checkin")).ephemeral is not None
+        await advance(t, h)  # night 0: the clan's turn was posted (it pings the mover)
+        clan = (await t.bot.service.info(t.game_id)).private_channels["clan:1"]
+        state = await t.state()
+        acting = t.member(state.clans[0].acting)  # type: ignore[arg-type]
+        first_target, second_target = (await t.holders(Role.CITIZEN))[:2]
+        mafiosi = {m.id for m in await t.holders(Role.MAFIOSO)}
+        first = len(h.fake.requests)
+        assert (await t.do(acting, "night", target=str(first_target.id))).ephemeral
+        await asyncio.sleep(3.0)
+        res = await t.do(acting, "night", target=str(second_target.id))
+        assert res.ephemeral, res.text
+        await asyncio.sleep(3.0)
+        assert posts_to(h, clan, first) == []  # within the team window: gathered
+        assert (await t.do(t.master, "master advance")).ephemeral  # the night ends
+        await soon(lambda: bool(posts_to(h, clan, first)), "the clan's post")
+        await drained(h)
+        posts = posts_to(h, clan, first)
+        assert len(posts) == 1  # one post for the phase change, every line in it
+        lines = [e.get("description", "") for e in posts[0].json["embeds"]]
+        orders = [i for i, line in enumerate(lines) if f"<@{acting.id}>" in line
+                  and "kill of" in line]
+        assert len(orders) == 2, lines
+        assert "replaces" not in lines[orders[0]]
+        assert lines[orders[1]] == (
+            f"<@{acting.id}> changes the order: the kill of <@{second_target.id}> for night "
+            "0. This replaces the earlier order.")
+        result = next(i for i, line in enumerate(lines) if "kill succeeded" in line)
+        assert orders[1] < result  # the orders before the night's result
+        assert posts[0].json["allowed_mentions"]["parse"] == []
+        assert_access(h, clan, [*t.players, t.master], mafiosi, mafiosi)
+
+    on_virtual_time(tmp_path, body)
+
+
+def test_a_clan_burst_beyond_ten_lines_still_goes_with_the_night_end(tmp_path: Path) -> None:
+    """Issue 40: eleven clan lines within the team window (the acting mafioso changing
+    his order again and again) filled the worker's offer of ten, so the run could not
+    see the night end behind them and sat out its window: the orders landed after the
+    morning post. Now the clan's lines go with the night end, in commit order."""
+    async def body(h: Harness, loop: VirtualTimeLoop) -> None:
+        t = await open_table(h, 8, roles=ROLES)
+        await start(t)
+        for p in await t.living():
+            assert (await t.do(p, "checkin")).ephemeral is not None
+        await advance(t, h)  # night 0
+        clan = (await t.bot.service.info(t.game_id)).private_channels["clan:1"]
+        state = await t.state()
+        acting = t.member(state.clans[0].acting)  # type: ignore[arg-type]
+        targets = (await t.holders(Role.CITIZEN))[:2]
+        first = len(h.fake.requests)
+        for k in range(11):
+            assert (await t.do(acting, "night", target=str(targets[k % 2].id))).ephemeral
+            await asyncio.sleep(0.5)
+        assert posts_to(h, clan, first) == []  # within the team window: gathered
+        mark = len(h.fake.requests)
+        assert (await t.do(t.master, "master advance")).ephemeral  # the night ends
+        await soon(lambda: bool(posts_to(h, t.channel, mark)), "the morning post")
+        morning = loop.time()
+        await soon(lambda: any("kill succeeded" in e.get("description", "")
+                               for r in posts_to(h, clan, first) for e in r.json["embeds"]),
+                   "the clan's result")
+        assert loop.time() - morning < 3.0
+        lines = [e.get("description", "") for r in posts_to(h, clan, first)
+                 for e in r.json["embeds"]]
+        orders = [i for i, line in enumerate(lines) if "kill of" in line]
+        result = next(i for i, line in enumerate(lines) if "kill succeeded" in line)
+        assert len(orders) == 11 and max(orders) < result, lines
+        assert sum("replaces the earlier order" in lines[i] for i in orders) == 10
+        await drained(h)
+
+    on_virtual_time(tmp_path, body)
+
+
+def test_a_full_offer_of_gathered_lines_never_waits() -> None:
+    """The worker offers a gathering lane at most GATHERED_BATCH entries: a run that is
+    the whole offer cannot see what stands behind it (maybe the line that pings), so it
+    goes at once instead of sitting out its window."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    order = Event(kind=EventKind.DESK_ORDER, audience=Audience.master(), data={})
+    entries = [OutboxEntry(id=i, game_id=1, ordinal=i, kind="event", attempts=0,
+                           payload={"seq": i, "event": order.model_dump(mode="json")},
+                           created_at=now) for i in range(1, GATHERED_BATCH + 1)]
+    gathering = Gathering(60.0, 10.0, clock=lambda: now)
+    run = gathering.run(entries, ())
+    assert run == entries
+    assert gathering.wait(run, [], ()) == 60.5  # an offer with room: all there is
+    assert gathering.wait(run, [], (), full=True) == 0.0

@@ -149,3 +149,20 @@ def test_a_clan_order_without_a_story_ends_at_its_target() -> None:
                                             "story": story})
         text = describe(ev, str, lang)
         assert text == text.rstrip() and text.endswith(story or "."), text
+
+
+def test_a_re_sent_clan_order_says_it_replaces_the_earlier_one() -> None:
+    """A re-sent /night reads to the clan as a change of order (issue 40): the line says
+    the earlier order is void, in both languages; a first order says nothing of it, and a
+    row stored before issue 40 (no `replaced`) reads as a first order."""
+    data = {"actor": 1, "target": 2, "night": 1, "story": ""}
+    again = Event(kind="clan_order", data=data | {"replaced": True})
+    assert describe(again, str, "en") == (
+        "1 changes the order: the kill of 2 for night 1. This replaces the earlier order.")
+    assert describe(again, str, "ru") == (
+        "1 меняет заказ: на первую ночь — убийство игрока 2. Этот заказ заменяет прежний.")
+    for first in (Event(kind="clan_order", data=data | {"replaced": False}),
+                  Event(kind="clan_order", data=data)):
+        for lang in ("en", "ru"):
+            assert "replace" not in describe(first, str, lang)
+            assert "заменяет" not in describe(first, str, lang)

@@ -202,6 +202,7 @@ SPECIAL_EVENTS = {
     "desk_order": ["desk.order.line", "desk.order.fallback", "desk.order.story",
                    "desk.order.replaced"],
     "desk_standby": ["desk.standby.on", "desk.standby.off"],
+    "clan_order": ["event.clan_order", "event.clan_order_replaced"],
     "desk_sight": ["desk.event.desk_sight", "desk.sight.all", "desk.sight.threads"],
     "desk_buy_failed": ["event.desk_buy_failed"],
     "reminder": ["event.reminder.checkin", "event.reminder.vote", "event.reminder.night"],

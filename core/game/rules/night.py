@@ -142,6 +142,7 @@ def submit(ctx: Ctx, actor: Player, target: int, fallback: int | None, story: st
         ctx.emit(
             EventKind.CLAN_ORDER, Audience.of_team(Team.clan(actor.clan)),
             actor=actor.uid, target=target, fallback=fallback, night=night, story=story or "",
+            replaced=bool(dropped),  # the clan reads that the earlier order is void
         )
     ctx.emit(EventKind.DESK_ORDER, Audience.master(), actor=actor.uid, role=str(actor.role),
              action=str(action), target=target, fallback=fallback, story=story or "",
