@@ -19,7 +19,7 @@ from core.game.roles import LETHAL, Action, by_alias, info, rows
 from core.game.rules.context import Ctx
 from core.game.rules.economy import spending_cap
 from core.game.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
-from core.game.rules.weights import base_weight
+from core.game.rules.weights import known_voiceless
 from core.game.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
 
 # Views of the catalogue (core/game/rules/items.py) under their historical names.
@@ -302,11 +302,13 @@ def spell_day(state: GameState) -> int:
 def day_spell_target(state: GameState, target: Player) -> None:
     """Sleep, Silence and Free speech act on a player's votes: they reach whoever votes,
     a ghost too while the occultist lives ("все погибшие имеют право голоса"; the Shout's
-    clause weighs ghosts' votes: "для последних 0,5"). A dead player without a vote is
-    refused as such (issue 33, S34); who votes is public (the count marks ghosts)."""
+    clause weighs ghosts' votes: "для последних 0,5"). A dead player known to have no vote
+    is refused as such (issue 33, S34): removed, excluded, or no occultist may live. One
+    whose only lack is a dead occultist whose role is hidden is accepted, charged and
+    wasted, like Doubling on a player without a move (issue 43, RULES.md §13)."""
     if target.alive:
         return
-    if base_weight(state, target.uid) == 0:
+    if known_voiceless(state, target.uid):
         raise RuleError(ErrorCode.TARGET_NO_VOTE, target=target.uid)
 
 
