@@ -28,7 +28,8 @@ from core.game.rules.setup import (
     lopsided,
     negatives,
 )
-from core.game.rules.voting import base_weight, current_votes, standing_after_kick, totals
+from core.game.rules.voting import current_votes, standing_after_kick, totals
+from core.game.rules.weights import known_voiceless
 from core.game.state import (
     Bonus,
     GameState,
@@ -698,9 +699,8 @@ def legal_targets(state: GameState, uid: int, what: str) -> list[int]:
     p = state.player(uid)
     if what == "occult":
         return [q.uid for q in state.players if not q.alive and q.uid not in state.occult_excluded]
-    if what == "voters":  # a day spell's target: whoever votes today, ghosts included
-
-        return [q.uid for q in state.players if q.alive or base_weight(state, q.uid) > 0]
+    if what == "voters":  # a day spell's target: whoever may vote today, as the table knows
+        return [q.uid for q in state.players if not known_voiceless(state, q.uid)]
     if what == "night" and p is not None:
         action = night_rules.night_action(state, p)
         if action is None:

@@ -99,6 +99,7 @@ class ErrorCode(StrEnum):
     SIGHT_UNCONFIRMED = "sight_unconfirmed"
     SIGNUP_CLOSED = "signup_closed"
     SPELL_LIMIT = "spell_limit"
+    SPELL_TURN_LIMIT = "spell_turn_limit"
     SPENDING_CAP = "spending_cap"
     STANDBY_EMPTY = "standby_empty"
     STANDBY_FULL = "standby_full"

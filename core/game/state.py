@@ -61,6 +61,9 @@ class Options(BaseModel):
     # Spectators also read the team channels (clans, police), never writing (RULES.md,
     # "Spectators"); off: the dead players' channel only.
     spectators_see_teams: bool = False
+    # A player removed for missed turns or by the master still shares the victory prize
+    # like a killed winner; off: the removal, a sanction, costs him his share (RULES.md §9).
+    removed_prize: bool = False
     # Not the master's: on for every game created since deadlines were spread within
     # their minute (core/game/rules/deadlines.py); off, an older game's exact deadlines.
     spread_deadlines: bool = False
@@ -199,12 +202,18 @@ class Item(BaseModel):
 
 
 class SpellCast(BaseModel):
+    """A spell cast: a day spell's `number` is the day it acts on, a night spell's the
+    night; `turn` is the turn it was cast in (day N and night N are turn N, RULES.md §6),
+    which Silence's limit and the Alarm clock count by. None in games stored before it:
+    read as `number` (shop.cast_turn)."""
+
     spell: str
     caster: int
     target: int
     phase: PhaseKind
     number: int
     seq: int
+    turn: int | None = None
 
 
 class PendingBuy(BaseModel):

@@ -23,7 +23,7 @@ MODULES = ("extra_roles", "currency", "shop", "crypto")
 OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "dead_public",
            "public_moves",
            "master_sees_anon", "archive_channels", "graveyard", "sergeant_in_police",
-           "inherit_checks")
+           "inherit_checks", "removed_prize")
 #: General topics of /rules (catalogue `help.topic.<id>.title|text`), in reading order.
 __all__ = ["Guide", "guide", "master_only", "topic_ids"]
 

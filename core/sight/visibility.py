@@ -17,7 +17,8 @@ from core.game.rules import channels, shop
 from core.game.rules import night as night_rules
 from core.game.rules.economy import spending_cap
 from core.game.rules.owing import owing
-from core.game.rules.voting import current_votes, ghosts_allowed, mark_weight, tally, voided
+from core.game.rules.voting import current_votes, mark_weight, tally, voided
+from core.game.rules.weights import ghosts_may_vote
 from core.game.state import GameState, Item, Notice, Order, PendingBuy, PhaseKind
 from core.text.names import labels
 
@@ -90,6 +91,8 @@ class PublicView(BaseModel):
     checked_in: list[int] = Field(default_factory=list)
     winners: list[str] = Field(default_factory=list)
     draw: bool = False
+    # the footer "ghost votes weigh half while the occultist lives": as the table knows
+    # it, so a hidden occultist's death does not drop it (issue 43)
     ghosts: bool = False
     excluded: list[int] = Field(default_factory=list)
     over: bool = False
@@ -155,7 +158,7 @@ def public_view(state: GameState) -> PublicView:
         players=[p.uid for p in state.players], names={p.uid: p.name for p in state.players},
         living=[p.uid for p in state.living()], dead=dead, winners=state.winners,
         draw=state.draw, excluded=list(state.occult_excluded), over=state.over,
-        ghosts=ghosts_allowed(state),
+        ghosts=ghosts_may_vote(state),
     )
     if state.phase is PhaseKind.DAY and state.number == 0:
         view.checked_in = [p.uid for p in state.players if p.checked_in]
@@ -250,7 +253,7 @@ def live_tally(state: GameState, *, spells: bool = False) -> LiveTally | None:
     ]
     return LiveTally(number=state.number, deadline=state.deadline, rows=rows,
                      not_voted=owing(state),
-                     ghosts=ghosts_allowed(state))
+                     ghosts=ghosts_may_vote(state))
 
 
 #: rows a vote's record shows of the count; the rest are counted, not named, so that

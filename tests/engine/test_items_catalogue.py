@@ -36,7 +36,8 @@ def test_the_shops_old_names_read_the_catalogue() -> None:
                                  "helplessness": 40, "doubling": 80, "destruction": 15}
     assert {"sleep", "silence", "free_speech"} == shop.DAY_SPELLS
     assert {"helplessness", "doubling", "destruction"} == shop.NIGHT_SPELLS
-    assert shop.PER_DAY_LIMIT == {"sleep": 2, "silence": 2, "shout": 2}
+    assert shop.PER_DAY_LIMIT == {"sleep": 2, "shout": 2}
+    assert shop.PER_TURN_LIMIT == {"silence": 2}  # "дважды за один ход" (issue 43)
     assert shop.PROTECTION_BASE == 10
     assert spells(Moment.VOTE) == (SpellKind.SHOUT,)
 

@@ -190,11 +190,16 @@ def test_spell_limit_twice_a_day_per_target() -> None:
     g.vote("C2", "Vito")
     g.vote("C2", "Kate")  # the third vote counts: only two Sleeps act
     assert tally(g.state).totals == {g.id("Kate"): 2}
-    cast(g, "C1", "silence", "C4")
-    cast(g, "C1", "silence", "C4")
+    cast(g, "C1", "sleep", "C4")
+    cast(g, "C1", "sleep", "C4")
     with pytest.raises(RuleError) as err:
-        cast(g, "C1", "silence", "C4")
+        cast(g, "C1", "sleep", "C4")
     assert err.value.code == "spell_limit"
+    cast(g, "C1", "silence", "C4")
+    cast(g, "C1", "silence", "C4")
+    with pytest.raises(RuleError) as err:  # Silence counts by the turn (issue 43)
+        cast(g, "C1", "silence", "C4")
+    assert err.value.code == "spell_turn_limit"
 
 
 def test_shout_adds_the_base_weight_twice_a_day() -> None:

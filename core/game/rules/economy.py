@@ -59,11 +59,29 @@ def _vote_pays(state: GameState, voter: Player, target: Player, day: int,
     return both_live or target.side is Side.NEGATIVE
 
 
+#: the removals ("исключается из игры"): for missed turns, and by the master
+REMOVED = ("inactive", "kicked")
+
+
+def forfeits_prize(state: GameState, p: Player) -> bool:
+    """A winner removed for missed turns or by the master has no share of the prize
+    (master option `removed_prize`, default off): the removal is a sanction, and a forum
+    master would not pay the prize to whom he sent off. What he earned by playing (days,
+    votes, kills, saves) stays his."""
+    return (not state.options.removed_prize and p.death is not None
+            and p.death.cause in REMOVED)
+
+
 def prize_shares(state: GameState) -> dict[int, int]:
+    """The victory prize among the winners. "Если выживших победителей меньше, чем
+    мертвых" it goes in halves; "Если живых больше, чем мертвых", equally. As many living
+    as dead (the original says nothing) is a reading: equally, which gives every winner
+    the same share the halves would, up to the odd lira of rounding (RULES.md §9)."""
     prize = PRIZE_PER_PLAYER * len(state.players)
     if state.draw or not state.winners:
         return {}
-    winners = [p for p in state.players if p.team in state.winners]
+    winners = [p for p in state.players
+               if p.team in state.winners and not forfeits_prize(state, p)]
     alive = {p.side for p in state.living()}
     if Team.of(TeamKind.CITIZENS) in state.winners and not alive & {Side.NEUTRAL, Side.POSITIVE}:
         winners = [p for p in winners if p.side is Side.CITIZENS]

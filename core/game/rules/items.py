@@ -48,16 +48,19 @@ class Moment(StrEnum):
 @dataclass(frozen=True)
 class Ware:
     """One row of the shop. `price` of Protection is its first purchase (later ones cost
-    more, shop.protection_price); `per_day` limits casts per target and day (Shout: per
-    voter); `effect` names the function of core.game.rules that applies it (module.function,
-    checked by tests/engine/test_items_catalogue.py); `holder` is the one role that may
-    buy it (None: anyone)."""
+    more, shop.protection_price); `per_day` limits casts per target and day acted on
+    (Shout: per voter), `per_turn` per target and turn cast in (Silence: "Не может быть
+    использовано более чем дважды за один ход"); `effect` names the function of
+    core.game.rules that applies it (module.function, checked by
+    tests/engine/test_items_catalogue.py); `holder` is the one role that may buy it (None:
+    anyone)."""
 
     kind: ItemKind | SpellKind
     price: int
     moment: Moment
     effect: str
     per_day: int | None = None
+    per_turn: int | None = None
     holder: Role | None = None
 
     @property
@@ -74,7 +77,7 @@ WARES: dict[str, Ware] = {
         Ware(ItemKind.SPIKED_CLUB, 30, Moment.EVENING, "night._spiked_club",
              holder=Role.BOUNCER),
         Ware(SpellKind.SLEEP, 3, Moment.DAY, "shop.day_effects", per_day=2),
-        Ware(SpellKind.SILENCE, 8, Moment.DAY, "shop.day_effects", per_day=2),
+        Ware(SpellKind.SILENCE, 8, Moment.DAY, "shop.day_effects", per_turn=2),
         Ware(SpellKind.SHOUT, 5, Moment.VOTE, "shop.shout", per_day=2),
         Ware(SpellKind.FREE_SPEECH, 10, Moment.DAY, "shop.day_effects"),
         Ware(SpellKind.HELPLESSNESS, 40, Moment.NIGHT, "shop.moves"),

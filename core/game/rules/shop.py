@@ -19,7 +19,7 @@ from core.game.roles import LETHAL, Action, by_alias, info, rows
 from core.game.rules.context import Ctx
 from core.game.rules.economy import spending_cap
 from core.game.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
-from core.game.rules.weights import base_weight
+from core.game.rules.weights import known_voiceless
 from core.game.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
 
 # Views of the catalogue (core/game/rules/items.py) under their historical names.
@@ -30,6 +30,7 @@ SPELL_PRICES: dict[str, int] = {str(k): WARES[k].price for k in spells()}
 DAY_SPELLS = frozenset(str(k) for k in spells(Moment.DAY))
 NIGHT_SPELLS = frozenset(str(k) for k in spells(Moment.NIGHT))
 PER_DAY_LIMIT = {k: w.per_day for k, w in WARES.items() if w.per_day is not None}
+PER_TURN_LIMIT = {k: w.per_turn for k, w in WARES.items() if w.per_turn is not None}
 PROTECTION_BASE = WARES[ItemKind.PROTECTION].price
 PROTECTION_STEP, SAME_KIND_FACTOR = 5, 1.5
 
@@ -302,11 +303,13 @@ def spell_day(state: GameState) -> int:
 def day_spell_target(state: GameState, target: Player) -> None:
     """Sleep, Silence and Free speech act on a player's votes: they reach whoever votes,
     a ghost too while the occultist lives ("все погибшие имеют право голоса"; the Shout's
-    clause weighs ghosts' votes: "для последних 0,5"). A dead player without a vote is
-    refused as such (issue 33, S34); who votes is public (the count marks ghosts)."""
+    clause weighs ghosts' votes: "для последних 0,5"). A dead player known to have no vote
+    is refused as such (issue 33, S34): removed, excluded, or no occultist may live. One
+    whose only lack is a dead occultist whose role is hidden is accepted, charged and
+    wasted, like Doubling on a player without a move (issue 43, RULES.md §13)."""
     if target.alive:
         return
-    if base_weight(state, target.uid) == 0:
+    if known_voiceless(state, target.uid):
         raise RuleError(ErrorCode.TARGET_NO_VOTE, target=target.uid)
 
 
@@ -347,24 +350,34 @@ def cast(ctx: Ctx, caster: Player, spell: str, target_id: int, cond: Condition,
     _cast_night(ctx, caster, spell, target.uid, funds)
 
 
+def cast_turn(s: SpellCast) -> int:
+    """The turn a spell was cast in (day N and night N: turn N); a game stored before
+    the turn was kept counts by the day it acts on, as it was played."""
+    return s.turn if s.turn is not None else s.number
+
+
 def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
               funds: dict[int, int], day: int) -> None:
     state = ctx.state
     # The limit is per target, but other casters' spells are secret: only the caster's
     # own casts may refuse him (he knows them); beyond the limit a spell is paid and
     # wasted (`counted_spells`), so acceptance tells nothing (RULES.md, "Secrecy").
-    mine = [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == day
+    mine = [s for s in state.spells if s.phase is PhaseKind.DAY and s.spell == spell
             and s.target == target.uid and s.caster == caster.uid]
-    limit = PER_DAY_LIMIT.get(spell)
-    if limit is not None and sum(1 for s in mine if s.spell == spell) >= limit:
-        raise RuleError(ErrorCode.SPELL_LIMIT, limit=limit)
+    turn = state.number  # the turn cast in: day N and the night after it are turn N
+    by_turn = PER_TURN_LIMIT.get(spell)
+    if by_turn is not None and sum(1 for s in mine if cast_turn(s) == turn) >= by_turn:
+        raise RuleError(ErrorCode.SPELL_TURN_LIMIT, limit=by_turn)
+    by_day = PER_DAY_LIMIT.get(spell)
+    if by_day is not None and sum(1 for s in mine if s.number == day) >= by_day:
+        raise RuleError(ErrorCode.SPELL_LIMIT, limit=by_day)
     voting_now = state.phase is PhaseKind.DAY and state.number == day
     if spell == SpellKind.SLEEP and voting_now and \
             any(m.voter == target.uid for m in state.vote_log):
         raise RuleError(ErrorCode.ALREADY_VOTED, target=target.uid)
     charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target.uid,
-                                  phase=PhaseKind.DAY, number=day, seq=state.seq))
+                                  phase=PhaseKind.DAY, number=day, seq=state.seq, turn=turn))
     evening = not (state.phase is PhaseKind.DAY and state.number == day)
     ctx.emit(EventKind.SPELL_CAST, Audience.to(caster.uid), spell=spell, target=target.uid, day=day,
              evening=evening)
@@ -398,7 +411,8 @@ def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
     charge(ctx, caster.uid, SPELL_PRICES[spell], spell, funds)
     night = state.number
     state.spells.append(SpellCast(spell=spell, caster=caster.uid, target=target_id,
-                                  phase=PhaseKind.NIGHT, number=night, seq=state.seq))
+                                  phase=PhaseKind.NIGHT, number=night, seq=state.seq,
+                                  turn=night))
     ctx.emit(EventKind.SPELL_CAST, Audience.to(caster.uid), spell=spell, target=target_id)
     ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell, target=target_id)
     if spell == SpellKind.HELPLESSNESS:
@@ -447,19 +461,15 @@ def day_effects(state: GameState) -> DayEffects:
     today = counted_spells(
         [s for s in state.spells if s.phase is PhaseKind.DAY and s.number == state.number])
     for target in sorted({s.target for s in today}):
-        harm = sorted((s for s in today if s.target == target
-                       and s.spell in (SpellKind.SLEEP, SpellKind.SILENCE)),
-                      key=lambda s: (s.spell != SpellKind.SILENCE, s.seq))
+        harm = [s for s in today
+                if s.target == target and s.spell in (SpellKind.SLEEP, SpellKind.SILENCE)]
         if not harm:
             continue
         clocks = sum(1 for i in state.inventory.get(target, []) if i.kind == ItemKind.ALARM_CLOCK)
-        if clocks:
-            fx.clocks_used[target] = min(clocks, len(harm))
-            if clocks >= len(harm):
-                continue  # every spell removed, one clock each
-            fx.clocks_used[target] = clocks  # too few: all of them wasted
+        standing = _after_clocks(harm, clocks, fx, target)
+        standing.sort(key=lambda s: (s.spell != SpellKind.SILENCE, s.seq))
         speech = sum(1 for s in today if s.target == target and s.spell == SpellKind.FREE_SPEECH)
-        remaining = harm[speech:]
+        remaining = standing[speech:]
         if any(s.spell == SpellKind.SILENCE for s in remaining):
             fx.silenced.add(target)
         sleeps = sum(1 for s in remaining if s.spell == SpellKind.SLEEP)
@@ -468,14 +478,39 @@ def day_effects(state: GameState) -> DayEffects:
     return fx
 
 
+def _after_clocks(harm: list[SpellCast], clocks: int, fx: DayEffects, target: int
+                  ) -> list[SpellCast]:
+    """The spells the target's Alarm clocks leave standing. "Будильник – снимает заклинания
+    молчания и сна. Действует лишь однажды. Соответственно, если в один ход таких
+    заклинаний было наложено два, то будильник тратится впустую": the spells are taken turn
+    by turn as cast (the evening's before the day's); a turn's spells are all lifted, one
+    clock each, if the clocks left suffice; otherwise the clocks left are wasted on them
+    and they stand. Records the clocks spent in `fx`."""
+    used, standing = 0, []
+    for turn in sorted({cast_turn(s) for s in harm}):
+        batch = [s for s in harm if cast_turn(s) == turn]
+        left = clocks - used
+        if left >= len(batch):
+            used += len(batch)
+            continue
+        used = clocks  # too few for this turn's spells: wasted on them
+        standing += batch
+    if used:
+        fx.clocks_used[target] = used
+    return standing
+
+
 def counted_spells(today: list[SpellCast]) -> list[SpellCast]:
     """The day's spells that act: per target, the first `PER_DAY_LIMIT` of each spell by
-    the order they were cast; the rest were paid and are wasted."""
-    seen: dict[tuple[int, str], int] = {}
+    the order they were cast (Silence: the first `PER_TURN_LIMIT` cast in each turn); the
+    rest were paid and are wasted."""
+    seen: dict[tuple[int, str, int | None], int] = {}
     out = []
     for s in sorted(today, key=lambda s: s.seq):
-        n = seen[(s.target, s.spell)] = seen.get((s.target, s.spell), 0) + 1
-        limit = PER_DAY_LIMIT.get(s.spell)
+        per_turn = PER_TURN_LIMIT.get(s.spell)
+        key = (s.target, s.spell, cast_turn(s) if per_turn is not None else None)
+        n = seen[key] = seen.get(key, 0) + 1
+        limit = per_turn if per_turn is not None else PER_DAY_LIMIT.get(s.spell)
         if limit is None or n <= limit:
             out.append(s)
     return out
@@ -510,7 +545,8 @@ def shout(ctx: Ctx, voter: Player, target: int, funds: dict[int, int]) -> int:
         raise RuleError(ErrorCode.SPELL_LIMIT, limit=PER_DAY_LIMIT[SpellKind.SHOUT])
     charge(ctx, voter.uid, SPELL_PRICES[SpellKind.SHOUT], SpellKind.SHOUT, funds)
     state.spells.append(SpellCast(spell=str(SpellKind.SHOUT), caster=voter.uid, target=target,
-                                  phase=PhaseKind.DAY, number=state.number, seq=state.seq))
+                                  phase=PhaseKind.DAY, number=state.number, seq=state.seq,
+                                  turn=state.number))
     return 1
 
 
