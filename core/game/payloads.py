@@ -37,6 +37,7 @@ class Reminder(Payload):
     KINDS = frozenset({K.REMINDER, K.REMINDER_PUBLIC, K.REMINDED})
     what: str
     owing: list[int] = Field(default_factory=list)
+    away: list[int] = Field(default_factory=list)  # owing, but excused by /away: not reminded
 
 
 class Victim(Row):

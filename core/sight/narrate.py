@@ -254,6 +254,13 @@ def _reminder(event: Event, names: Names, lang: str, p: dict[str, Any]) -> str:
     names_of = ", ".join(names(u) for u in reminder.owing) or "—"
     if event.kind is K.REMINDED:
         key = "event.reminded" if reminder.owing else "event.reminded_none"
+        text = t(key, lang, **(p | {"owing": names_of, "count": len(reminder.owing)})) \
+            if reminder.owing or not reminder.away else ""
+        if reminder.away:
+            text = " ".join(x for x in (text, t(
+                "event.reminded_away", lang, count=len(reminder.away),
+                names=", ".join(names(u) for u in reminder.away))) if x)
+        return text
     else:
         key = f"event.{event.kind}.{reminder.what}"
     return t(key, lang, **(p | {"owing": names_of, "count": len(reminder.owing)}))

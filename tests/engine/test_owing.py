@@ -262,3 +262,24 @@ def test_tally_updates_open_edit_close_and_nothing_else() -> None:
     ops = tally_updates(before, g.state)
     assert [op for op, _ in ops] == ["close"] and ops[0][1].hanged == g.id("Cit2")
     assert tally_updates(g.state, g.state) == []  # after the day: nothing to count
+
+
+def test_a_covered_absence_is_neither_reminded_nor_listed() -> None:
+    """Issue 42.3: a player who warned with /away for this turn gets no reminder and is
+    not named in the public list of who has not voted; the master's list names him as
+    excused, in both languages."""
+    g = game(reminder_minutes=60)
+    g.to_night(0)
+    g.advance()  # day 1
+    g.do(c.Away(by=g.id("Cit1"), at=g.tick(), reason=None))
+    events = remind(g, scheduled=False)
+    private = [u for e in events if e.kind == "reminder" for u in e.audience.players]
+    public = next(e for e in events if e.kind == "reminder_public")
+    told = next(e for e in events if e.kind == "reminded")
+    assert g.id("Cit1") not in private and g.id("Cit1") not in public.data["owing"]
+    assert g.id("Cit2") in private and g.id("Cit2") in public.data["owing"]
+    assert told.audience.kind == "master" and told.data["away"] == [g.id("Cit1")]
+    for lang in ("en", "ru"):
+        text = describe(told, lambda u: f"@{u}", lang)
+        assert f"@{g.id('Cit1')}" in text and t("event.reminded_away", lang, names="")[:12] \
+            in text

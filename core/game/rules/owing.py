@@ -97,7 +97,8 @@ def remind(ctx: Ctx, at: datetime, *, scheduled: bool) -> list[int]:
         if due is None or at < due:
             raise RuleError(ErrorCode.REMINDER_NOT_DUE)
         state.reminded = state.deadline
-    uids = owing(state)
+    excused = away(state)
+    uids = [u for u in owing(state) if u not in excused]
     deadline = state.deadline.isoformat()
     for uid in uids:
         ctx.emit(EventKind.REMINDER, Audience.to(uid), what=what, number=state.number,
@@ -106,5 +107,15 @@ def remind(ctx: Ctx, at: datetime, *, scheduled: bool) -> list[int]:
         ctx.emit(EventKind.REMINDER_PUBLIC, what=what, number=state.number, deadline=deadline,
                  owing=uids)
     ctx.emit(EventKind.REMINDED, Audience.master(), what=what, number=state.number,
-             deadline=deadline, owing=uids, scheduled=scheduled)
+             deadline=deadline, owing=uids, scheduled=scheduled,
+             away=[u for u in owing(state) if u in excused])
     return uids
+
+
+def away(state: GameState) -> set[int]:
+    """Living players whose /away warning covers the current turn (a day and its night,
+    up to the day number the warning names): they are neither reminded nor named in the
+    public list of who has not voted; the master's list still names them (RULES.md,
+    "Warning the master")."""
+    return {p.uid for p in state.living()
+            if p.away_until is not None and state.number <= p.away_until}
