@@ -23,7 +23,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from cogs.utils import bot as shared
-from cogs.utils.budget import RateBudget
+from cogs.utils.budget import RateBudget, global_limit
 from cogs.utils.errors import send_error
 from core.game.access import GameLimits
 from core.game.errors import ErrorCode, RuleError
@@ -96,7 +96,7 @@ class MafiaBot(shared.MafiaBot):
         # cogs.outbox extension, loaded first by setup_hook, installs it on the HTTP
         # client and owns the outbox's deliverer and worker and the budget shared with
         # the token's other processes (docs/delivery.md).
-        self.budget = RateBudget()
+        self.budget = RateBudget(global_limit(settings.global_rate_limit))
         self.resumed = 0  # live games found at start-up (their deadlines re-armed)
         self.announced = False
 
