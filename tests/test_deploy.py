@@ -101,6 +101,7 @@ def test_compose_starts_the_bot_after_a_healthy_postgres() -> None:
     assert "pg_isready" in " ".join(postgres["healthcheck"]["test"])
     assert bot_["depends_on"] == {"postgres": {"condition": "service_healthy"}}
     assert bot_["build"] == "."
+    assert bot_["image"] == f"mafia-bot:{PYPROJECT['project']['version']}"  # bumped with it
     assert bot_["env_file"] == ".env"  # the token: DISCORD_TOKEN in .env
     volumes = set(_compose()["volumes"])
     named = {v.split(":")[0] for s in services.values() for v in s.get("volumes", [])}
