@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,13 @@ import aiohttp
 import discord
 from discord import app_commands
 from discord.ext import commands
+from pydantic import ValidationError
 
 from cogs.utils import bot as shared
-from cogs.utils.budget import RateBudget
+from cogs.utils.budget import RateBudget, global_limit
 from cogs.utils.errors import send_error
+from cogs.utils.logs import bind_interaction, setup_logging
+from cogs.utils.observed import COMMAND_FAILED, ERROR, REFUSED, STARTED
 from core.game.access import GameLimits
 from core.game.errors import ErrorCode, RuleError
 from core.settings import ConfigError, Settings, database_config
@@ -41,15 +45,26 @@ DELIVERY = "cogs.outbox"
 EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
     "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally", "cogs.stats",
+    "cogs.metrics",  # /healthz and /metrics, with METRICS_PORT (nothing without it)
 )
 
 
 class MafiaTree(app_commands.CommandTree["MafiaBot"]):
     """One error handler for every command: refusals become ephemeral messages."""
 
+    async def interaction_check(self, interaction: discord.Interaction[Any], /) -> bool:
+        """Every command's start: its log lines name its guild and game (cogs/utils/
+        logs.py), and its latency is measured from here."""
+        bind_interaction(interaction)
+        interaction.extras[STARTED] = time.perf_counter()
+        return True
+
     async def on_error(self, interaction: discord.Interaction[Any],
                        error: app_commands.AppCommandError) -> None:
         original = getattr(error, "original", error)
+        refused = isinstance(original, RuleError) or isinstance(
+            error, app_commands.CheckFailure)
+        self.client.dispatch(COMMAND_FAILED, interaction, REFUSED if refused else ERROR)
         if isinstance(original, RuleError):
             await send_error(interaction, original)
             return
@@ -96,7 +111,7 @@ class MafiaBot(shared.MafiaBot):
         # cogs.outbox extension, loaded first by setup_hook, installs it on the HTTP
         # client and owns the outbox's deliverer and worker and the budget shared with
         # the token's other processes (docs/delivery.md).
-        self.budget = RateBudget()
+        self.budget = RateBudget(global_limit(settings.global_rate_limit))
         self.resumed = 0  # live games found at start-up (their deadlines re-armed)
         self.announced = False
 
@@ -212,18 +227,28 @@ def tune_runtime() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+#: `mafia-bot run`'s exit statuses besides 0 (a crash exits 1): a setting to fix (no
+#: token, a bad DATABASE_URL or value), a token Discord refused, Discord unreachable.
+#: Restarting helps only the last (deploy/mafia-bot.service: RestartPreventExitStatus).
+EXIT_CONFIG, EXIT_TOKEN, EXIT_UNREACHABLE = 2, 3, 4
+
+
 def main(shard_count: int | None = None, shard_ids: str | None = None,
          auto_shard: bool = False) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:  # e.g. LOG_FORMAT=xml, METRICS_PORT=abc
+        _say("cli.config_error", error=str(exc))
+        return EXIT_CONFIG
+    setup_logging(settings.log_format)
     if not settings.discord_token:
         _say("cli.token_missing")
-        return 2
+        return EXIT_CONFIG
     try:
         database_config(settings.database_url)
     except ConfigError as exc:
         _say("cli.config_error", error=str(exc))
-        return 2
+        return EXIT_CONFIG
     ids = [int(x) for x in shard_ids.split(",")] if shard_ids else None
     tune_runtime()
     bot = make_bot(settings, shard_count, ids, auto_shard)
@@ -231,10 +256,12 @@ def main(shard_count: int | None = None, shard_ids: str | None = None,
         asyncio.run(_run(bot, settings.discord_token))
     except discord.LoginFailure as exc:
         _say("cli.login_failed", error=str(exc))
-        return 3
+        return EXIT_TOKEN
     except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        # not 3: a network that is down now may be back soon (a service manager that
+        # stops restarting on 2 and 3 restarts on this: deploy/mafia-bot.service)
         _say("cli.unreachable", error=str(exc) or type(exc).__name__)
-        return 3
+        return EXIT_UNREACHABLE
     except KeyboardInterrupt:
         return 0
     return 0

@@ -16,6 +16,17 @@ from core.text.i18n import normalize_locale, t
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 
 
+def version() -> str:
+    """The installed package's version (pyproject.toml; CHANGELOG.md says what changed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("mafia-bot")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
 def _lang() -> str:
     return normalize_locale((os.environ.get("LANG") or "en").split(".")[0].replace("_", "-"))
 
@@ -35,12 +46,8 @@ def _database_shown() -> str:
         return DEFAULT_DATABASE_URL
 
 
-def parser() -> argparse.ArgumentParser:
-    """Every option says what it does and its default (`mafia-bot COMMAND --help`)."""
-    lang = _lang()
-    none = t("cli.default_none", lang)
-    p = argparse.ArgumentParser(prog="mafia-bot", description=t("cli.description", lang))
-    sub = p.add_subparsers(dest="command")
+def _run_parser(sub: Any, lang: str) -> None:
+    """`mafia-bot run` and its sharding options."""
     run = sub.add_parser("run", help=t("cli.run.help", lang))
     run.add_argument("--shard-count", type=int, default=None,
                      help=_with_default(t("cli.run.shard_count", lang),
@@ -50,6 +57,17 @@ def parser() -> argparse.ArgumentParser:
                                         t("cli.run.every_shard", lang), lang))
     run.add_argument("--auto-shard", action="store_true",
                      help=_with_default(t("cli.run.auto_shard", lang), t("cli.off", lang), lang))
+
+
+def parser() -> argparse.ArgumentParser:
+    """Every option says what it does and its default (`mafia-bot COMMAND --help`)."""
+    lang = _lang()
+    none = t("cli.default_none", lang)
+    p = argparse.ArgumentParser(prog="mafia-bot", description=t("cli.description", lang))
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}",
+                   help=t("cli.version", lang))
+    sub = p.add_subparsers(dest="command")
+    _run_parser(sub, lang)
     sim = sub.add_parser("simulate", help=t("cli.simulate.help", lang))
     sim.add_argument("--games", type=int, default=100,
                      help=_with_default(t("cli.simulate.games", lang), 100, lang))

@@ -23,7 +23,7 @@ from .delivery import Delivery, outbox_settings
 from .gathering import GATHERED_BATCH
 from .ratelimits import install
 from .utils.bot import MafiaBot
-from .utils.budget import RateBudget
+from .utils.budget import RateBudget, global_limit
 
 log = logging.getLogger(__name__)
 #: entries offered to the deliverer at once, per lane: one command's announcements
@@ -42,7 +42,7 @@ def wire(bot: MafiaBot) -> None:
     # the route, derivers and bundlers of the outbox's catalogue (core/storage/kinds.py)
     bot.service.use_catalogue()
     if getattr(bot, "budget", None) is None:  # bot.py makes it; a bare bot has none
-        bot.budget = RateBudget()
+        bot.budget = RateBudget(global_limit(bot.settings.global_rate_limit))
     bot.budgeted = install(bot, bot.budget)
     bot.delivery = delivery = Delivery(bot)
     bot.outbox = OutboxWorker(delivery.deliver, notify_parked=delivery.parked,
@@ -66,7 +66,8 @@ class Background(commands.Cog):
         if bot.coordination is None and bot.shard_count is not None and bot.http.token:
             bot.coordination = await sharedbudget.coordinate(
                 bot.http, bot.budget, bot.http.token, bot.settings.database_url,
-                bot.shard_count, getattr(bot, "shard_ids", None))
+                bot.shard_count, getattr(bot, "shard_ids", None),
+                limit=global_limit(bot.settings.global_rate_limit))
 
     @commands.Cog.listener()
     async def on_ready(self) -> None:

@@ -3,7 +3,8 @@ deployment through the PostgreSQL they already share (docs/rate-limits.md says w
 and not a REST proxy, with the measurements).
 
 Discord allows a bot token 50 requests per second in all (interaction responses and
-their webhooks aside), however many processes send them. Each process keeps its own
+their webhooks aside; more where Discord granted it: GLOBAL_RATE_LIMIT), however many
+processes send them. Each process keeps its own
 client-side budget (cogs/utils/budget.py's RateBudget: a sliding window counting the
 requests in flight); here its global limit becomes a *share* leased from PostgreSQL, and
 the shares of the live processes never add up to more than the token's limit:
@@ -392,8 +393,11 @@ def wanted(database_url: str, shard_count: int | None) -> bool:
 
 
 async def coordinate(http: Any, budget: RateBudget, token: str, database_url: str,
-                     shard_count: int | None, shard_ids: Any = None) -> Coordination:
-    """Start the coordination of a bot process (after login, before the gateway)."""
+                     shard_count: int | None, shard_ids: Any = None, *,
+                     limit: int | None = None) -> Coordination:
+    """Start the coordination of a bot process (after login, before the gateway).
+    `limit`: the token's global limit the processes share (GLOBAL_RATE_LIMIT; default
+    the budget's own before it is leased a share)."""
     process = f"{socket.gethostname()}:{os.getpid()}:{shard_ids}"
     watch = RequestWatch()
     watch_http(http, watch)
@@ -405,8 +409,8 @@ async def coordinate(http: Any, budget: RateBudget, token: str, database_url: st
     if not wanted(database_url, shard_count):
         return Coordination(None, IdentifyCoordinator(None, key, concurrency), watch)
     conn = await connect(database_url)
-    shared = SharedBudget(budget, PostgresShares(conn, key, budget.global_limit), process,
-                          watch)
+    total = budget.global_limit if limit is None else limit
+    shared = SharedBudget(budget, PostgresShares(conn, key, total), process, watch)
     await shared.start()
     ident = IdentifyCoordinator(await connect(database_url), key, concurrency)
     log.info("request budget shared over PostgreSQL: %d/s for %d processes, share %d",

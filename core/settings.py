@@ -7,7 +7,7 @@ on, not with a stack trace from deep inside the ORM on the first query.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import Field, model_validator
@@ -85,6 +85,20 @@ class Settings(BaseSettings):
     # it, so the channel never waits for the edit (docs/delivery.md). The final count at
     # the day's end is never held back.
     tally_interval: float = Field(default=60.0, ge=0)
+
+    # Operating (docs/operating.md). Health and metrics over HTTP (/healthz, /metrics):
+    # off unless METRICS_PORT is set (0: any free port, logged at start), bound to
+    # METRICS_HOST (this machine only by default). /healthz calls the outbox stuck when a
+    # lane's oldest pending entry is older than `outbox_stuck_seconds`.
+    metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    metrics_host: str = "127.0.0.1"
+    outbox_stuck_seconds: float = Field(default=900.0, gt=0)
+    # The log: one plain line per record, or one JSON object per line (docs/operating.md).
+    log_format: Literal["plain", "json"] = "plain"
+    # Discord's global allowance for this bot token, a second (unset: the standard one,
+    # which cogs/utils/budget.py knows): for a bot Discord granted more. A sharded
+    # deployment on PostgreSQL shares it between its processes (cogs/sharedbudget.py).
+    global_rate_limit: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _database_in_data_dir(self) -> Settings:

@@ -263,6 +263,8 @@ COGS_ALSO = {
     "cogs/outbox.py": ("core.storage.outbox",),
     # the budget shared by a sharded process, on the database the settings name
     "cogs/sharedbudget.py": ("core.settings",),
+    # /healthz and /metrics: the database's parked entries (which prove it answers)
+    "cogs/metrics.py": ("core.storage.probe",),
     "cogs/tally.py": ("core.storage.outbox", "core.sight.tallies"),
     # the server's records and the balance estimate (it knows the setup only)
     "cogs/balance.py": ("core.play.balance", "core.play.setups", "core.storage.setups"),

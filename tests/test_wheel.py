@@ -132,6 +132,15 @@ def test_help_and_the_simulator_in_both_languages(installed: Installed) -> None:
         assert rates in played.stdout
 
 
+def test_the_installed_bot_says_its_version(installed: Installed) -> None:
+    """`mafia-bot --version` is pyproject's version (the installed metadata)."""
+    import tomllib
+
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    shown = installed.run("--version")
+    assert (shown.returncode, shown.stdout.strip()) == (0, f"mafia-bot {wanted}")
+
+
 def test_simulate_through_the_database_needs_nothing_it_does_not_ship(
         installed: Installed) -> None:
     """`simulate --db` (the soak: migrations, the service, the outbox) from the wheel."""

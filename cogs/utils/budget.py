@@ -31,13 +31,19 @@ from dataclasses import dataclass, field
 from core.storage.turns import Stride
 
 GLOBAL = "global"
-GLOBAL_LIMIT = 50  # Discord: 50 requests per second per bot
+GLOBAL_LIMIT = 50  # Discord: 50 requests per second per bot (unless it granted more)
 #: shares of the global limit by priority when several wait (0: strict, always first):
 #: announcements 24 of every 30 turns (issue 30: public first; at 8 of 14 a storm's
 #: 500 announcements waited behind the places' backlog), private posts 4, edits 2, so
 #: neither starves (issue 27)
 WEIGHTS = (0.0, 24.0, 4.0, 2.0)
 MARGIN = 1.05  # windows are kept this much longer than Discord's (arrival jitter)
+
+
+def global_limit(configured: int | None) -> int:
+    """The bot's global limit: GLOBAL_RATE_LIMIT where Discord granted a higher one
+    (core/settings.py), else Discord's standard 50 per second."""
+    return GLOBAL_LIMIT if configured is None else configured
 
 
 @dataclass(frozen=True)

@@ -126,3 +126,47 @@ def test_the_budget_shares_the_global_limit_by_weight() -> None:
     assert granted["push"] <= 1.2 and granted["edit"] <= 1.2, (granted["push"],
                                                                  granted["edit"])
     assert max(granted.values()) >= 39.0
+
+
+def test_the_global_limit_follows_the_setting() -> None:
+    """GLOBAL_RATE_LIMIT: a bot Discord granted more sends more (issue 44, item 5); the
+    standard 50 per second without it."""
+    from bot import MafiaBot
+    from cogs.utils.budget import GLOBAL, GLOBAL_LIMIT
+    from core.settings import Settings
+
+    assert GLOBAL_LIMIT == 50
+    assert MafiaBot(Settings(discord_token="x")).budget.global_limit == 50
+    budget = MafiaBot(Settings(discord_token="x", global_rate_limit=120)).budget
+    assert budget.global_limit == 120
+    assert budget.window(Key(GLOBAL, GLOBAL_LIMIT, 1.0)).limit == 120
+
+
+def test_the_global_limit_setting_is_read_from_the_environment(
+        monkeypatch: Any) -> None:
+    import pydantic
+    import pytest
+
+    from core.settings import Settings
+
+    monkeypatch.setenv("GLOBAL_RATE_LIMIT", "500")
+    assert Settings().global_rate_limit == 500
+    monkeypatch.setenv("GLOBAL_RATE_LIMIT", "0")
+    with pytest.raises(pydantic.ValidationError):
+        Settings()
+
+
+async def test_a_raised_limit_lets_that_many_out_in_a_second() -> None:
+    clock = Clock()
+    budget = RateBudget(global_limit=120, clock=clock, skip=clock.at_least)
+    sent: list[float] = []
+
+    async def request() -> None:
+        release = await budget.acquire(priority=1)
+        sent.append(clock.now)
+        release()
+
+    await asyncio.gather(*(request() for _ in range(240)))
+    times = sorted(sent)
+    assert sum(1 for t in times if t < 1.0) == 120  # not 50
+    assert all(sum(1 for u in times if t <= u < t + 1.0) <= 120 for t in times)

@@ -28,7 +28,8 @@ from cogs.sharedbudget import (
 from cogs.utils.budget import RateBudget
 from core.settings import Settings
 from tests.harness.gateway import IdentifyGate
-from tests.harness.transport import FakeDiscord, FakeSession, arrivals_fake
+from tests.harness.ratelimits import RateLimits, VirtualClock
+from tests.harness.transport import Captured, FakeDiscord, FakeSession, arrivals_fake
 from tests.storage.helpers import until
 
 ROUTE = "GET /channels/{channel_id}"
@@ -195,3 +196,58 @@ async def test_sharded_processes_identify_within_max_concurrency(postgres_url: s
         by_bucket.setdefault(i.bucket, []).append(i.at)
     for times in by_bucket.values():
         assert times[1] - times[0] >= window
+
+
+async def test_the_shared_budget_follows_a_raised_global_limit(postgres_url: str) -> None:
+    """GLOBAL_RATE_100IT=100 (Discord granted more): two processes coordinated as the
+    bot does (`coordinate`) share 100 a second, not 50, and never exceed it together."""
+    limits = RateLimits(clock=VirtualClock(), global_limit=100)
+    fake = FakeDiscord(strict=False, limits=limits)
+    arrivals: list[float] = []
+
+    def answer(c: Captured) -> dict[str, Any]:
+        arrivals.append(limits.clock())
+        return {"id": str(c.params["channel_id"])}
+
+    fake.add_handler(ROUTE, answer)
+    sides = []
+    try:
+        for shard in range(2):  # two processes: one shard each (their rows' names)
+            http, budget = _http(fake), RateBudget(global_limit=100)
+            coordination = await sharedbudget.coordinate(
+                http, budget, TOKEN, postgres_url, 2, [shard], limit=100)
+            assert coordination.shared is not None
+            assert coordination.shared.store.limit == 100
+            coordination.shared.period = 0.1
+            sides.append((http, budget, coordination))
+        started = time.monotonic()
+        per_process = 150  # 300 requests: at least 6 s at 50/s, 3 s at 100/s
+        await asyncio.gather(*(_flood(http, budget, 1000 * (n + 1), per_process)
+                               for n, (http, budget, _) in enumerate(sides)))
+        took = time.monotonic() - started
+    finally:
+        for _, _, coordination in sides:
+            await sharedbudget.close(coordination)
+    assert len(arrivals) == 2 * per_process
+    assert limits.limited == 0, limits.hits[:3]
+    assert 50 < _busiest_second(arrivals) <= 100
+    assert took < 2 * per_process / 50, took  # faster than the standard limit allows
+
+
+async def test_the_bot_coordinates_with_its_configured_limit(
+        tmp_path: Any, monkeypatch: Any) -> None:
+    """cogs/outbox.py hands GLOBAL_RATE_100IT to the shared budget, not a constant."""
+    from cogs import outbox
+
+    seen: dict[str, Any] = {}
+
+    async def fake_coordinate(*args: Any, **kwargs: Any) -> None:
+        seen.update(kwargs)
+
+    monkeypatch.setattr(sharedbudget, "coordinate", fake_coordinate)
+    settings = Settings(discord_token="x", database_url="postgres://u@h/db",
+                        global_rate_limit=250)
+    bot = MafiaBot(settings, state_dir=tmp_path, shard_count=2)
+    bot.http.token = TOKEN
+    await outbox.Background(bot).after_login()
+    assert seen["limit"] == 250
