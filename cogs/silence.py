@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from core.storage.kinds import SilencePayload
-from core.storage.observer import DiscordPatch, GameInfo
-from core.storage.patches import ServerOverwrite, overwrite_key
+from core.storage.observer import DiscordPatch, GameInfo, ServerOverwrite, overwrite_key
 from core.text.i18n import t
 
 from .overwrites import (
