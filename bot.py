@@ -25,6 +25,7 @@ from discord.ext import commands
 from cogs.utils import bot as shared
 from cogs.utils.budget import RateBudget
 from cogs.utils.errors import send_error
+from cogs.utils.sight import note_interaction
 from core.game.access import GameLimits
 from core.game.errors import ErrorCode, RuleError
 from core.settings import ConfigError, Settings, database_config
@@ -45,7 +46,13 @@ EXTENSIONS = (
 
 
 class MafiaTree(app_commands.CommandTree["MafiaBot"]):
-    """One error handler for every command: refusals become ephemeral messages."""
+    """One error handler for every command: refusals become ephemeral messages. Before
+    any command or autocomplete, a seated sender's rights are looked at (a right given
+    during the game is told to the table: cogs/utils/sight.py)."""
+
+    async def interaction_check(self, interaction: discord.Interaction[Any], /) -> bool:
+        await note_interaction(interaction)
+        return True
 
     async def on_error(self, interaction: discord.Interaction[Any],
                        error: app_commands.AppCommandError) -> None:

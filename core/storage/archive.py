@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from tortoise.queryset import QuerySet
 
@@ -85,5 +86,5 @@ async def finished_games(guild_id: int | None = None) -> list[FinishedGame]:
 
 async def finished_guilds() -> list[int]:
     """The guilds that have a finished game: their ids alone, one row each."""
-    ids = await _finished().distinct().values_list("guild_id", flat=True)
+    ids: list[Any] = list(await _finished().distinct().values_list("guild_id", flat=True))
     return sorted(int(g) for g in ids)
