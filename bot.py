@@ -29,6 +29,7 @@ from cogs.utils.budget import RateBudget, global_limit
 from cogs.utils.errors import send_error
 from cogs.utils.logs import bind_interaction, setup_logging
 from cogs.utils.observed import COMMAND_FAILED, ERROR, REFUSED, STARTED
+from cogs.utils.sight import note_interaction
 from core.game.access import GameLimits
 from core.game.errors import ErrorCode, RuleError
 from core.settings import ConfigError, Settings, database_config
@@ -50,13 +51,17 @@ EXTENSIONS = (
 
 
 class MafiaTree(app_commands.CommandTree["MafiaBot"]):
-    """One error handler for every command: refusals become ephemeral messages."""
+    """One error handler for every command: refusals become ephemeral messages. Before
+    any command or autocomplete, a seated sender's rights are looked at (a right given
+    during the game is told to the table: cogs/utils/sight.py)."""
 
     async def interaction_check(self, interaction: discord.Interaction[Any], /) -> bool:
         """Every command's start: its log lines name its guild and game (cogs/utils/
-        logs.py), and its latency is measured from here."""
+        logs.py), its latency is measured from here, and a seated sender's rights are
+        looked at (cogs/utils/sight.py)."""
         bind_interaction(interaction)
         interaction.extras[STARTED] = time.perf_counter()
+        await note_interaction(interaction)
         return True
 
     async def on_error(self, interaction: discord.Interaction[Any],

@@ -18,11 +18,13 @@ import asyncio
 import hashlib
 import hmac
 import re
+import time
+from collections.abc import Callable
 
 from aiohttp import web
 
 from core.sight.record import NotFinished
-from core.storage.archive import finished_games, finished_input
+from core.storage.archive import finished_games, finished_guilds, finished_input
 from core.storage.db import close_db, init_db
 from core.storage.service import GameNotFound, GameService
 from core.text.i18n import normalize_locale, t
@@ -58,15 +60,50 @@ def parse_id(text: str) -> int | None:
     return value if value <= MAX_ID else None
 
 
+# Seconds between two readings of the guilds' ids that an unknown address may cause: a
+# guild's first finished game shows at its address within this time.
+REFRESH = 30.0
+
+
+class Guilds:
+    """Which guild an address's token names: a map token -> guild made from the ids of
+    the guilds with a finished game (one row per guild, nothing else read). A token the
+    map lacks reads the ids again at most every `REFRESH` seconds, whatever addresses
+    are asked: an unknown or wrong address costs a dict lookup, the same at any size of
+    the archive (issue 41: it used to read every finished game, state included, and
+    try each guild's HMAC, per request)."""
+
+    def __init__(self, secret: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.secret = secret
+        self.clock = clock
+        self._by_token: dict[str, int] = {}
+        self._read_at: float | None = None
+        self._lock = asyncio.Lock()
+
+    async def guild(self, token: str) -> int | None:
+        if len(token) != TOKEN_HEX:
+            return None
+        found = self._by_token.get(token)
+        if found is not None:
+            return found
+        async with self._lock:  # one reading for many misses at once
+            due = self._read_at is None or self.clock() - self._read_at >= REFRESH
+            if due:
+                self._read_at = self.clock()
+                self._by_token = {token_for(self.secret, g): g
+                                  for g in await finished_guilds()}
+        return self._by_token.get(token)
+
+
+GUILDS: web.AppKey[Guilds] = web.AppKey("guilds", Guilds)
+
+
 async def _guild(request: web.Request) -> int:
     """The guild whose token the path carries; 404 for any other token."""
-    token = request.match_info["token"]
-    secret = request.app[SECRET]
-    if len(token) == TOKEN_HEX:
-        for guild_id in sorted({g.guild_id for g in await finished_games()}):
-            if hmac.compare_digest(token_for(secret, guild_id), token):
-                return guild_id
-    raise web.HTTPNotFound()
+    guild_id = await request.app[GUILDS].guild(request.match_info["token"])
+    if guild_id is None:
+        raise web.HTTPNotFound()
+    return guild_id
 
 
 def _lang(request: web.Request) -> str | None:
@@ -77,7 +114,7 @@ def _lang(request: web.Request) -> str | None:
 async def index(request: web.Request) -> web.Response:
     guild_id = await _guild(request)
     lang = _lang(request) or request.app[LANG]
-    games = [g for g in await finished_games() if g.guild_id == guild_id]
+    games = await finished_games(guild_id)
     html = render_template("index.html.j2", lang=lang, t=t, games=games,
                            title=t("archive.web.title", lang))
     return web.Response(text=html, content_type="text/html",
@@ -110,6 +147,7 @@ def make_app(secret: str, service: GameService | None = None, lang: str = "en"
     app[SERVICE] = service or GameService()
     app[LANG] = lang
     app[SECRET] = secret
+    app[GUILDS] = Guilds(secret)
     app.router.add_get(r"/g/{token}/", index)
     app.router.add_get(r"/g/{token}/games/{game_id}", game)
     return app

@@ -7,8 +7,9 @@ are each denied explicitly. A member overwrite beats his guild roles' allows.
 
 Below, a channel's whole list as one PATCH sends it (cogs/silence.py, the team channels
 of cogs/delivery.py): what the cache holds, the bot's own part changed (bits on some
-members: `with_bits`; whole overwrites of the targets it owns: `with_owned`), every
-other overwrite (a server admin's) kept as it is, bit for bit; `write` sends it.
+members: `with_bits`, given back as the server had them: `with_server`; whole
+overwrites of the targets it owns: `with_owned`), every other overwrite (a server
+admin's) kept as it is, bit for bit; `write` sends it.
 """
 
 from __future__ import annotations
@@ -91,6 +92,26 @@ def with_bits(current: dict[int, Entry], deny: list[int], clear: list[int], bits
             out[uid] = (kind, allow, denied & ~bits)
         else:
             del out[uid]
+    return out
+
+
+def with_server(current: dict[int, Entry], restore: dict[int, Entry | None], bits: int
+                ) -> dict[int, Entry]:
+    """`current` with `bits` of each member of `restore` given back as the server had set
+    them before the bot first changed his overwrite (None: he had none), bit for bit: a
+    moderator's deny stays denied, an admin's allow allowed. His other bits stay as they
+    are now (what a moderator changed during the game); an overwrite the server never
+    had and that holds nothing else goes."""
+    out = dict(current)
+    for uid, server in restore.items():
+        kind, allow, deny = out.get(uid, (MEMBER, 0, 0))
+        _, had_allow, had_deny = server if server is not None else (MEMBER, 0, 0)
+        allow = allow & ~bits | had_allow & bits
+        deny = deny & ~bits | had_deny & bits
+        if server is None and not allow | deny:
+            out.pop(uid, None)
+        else:
+            out[uid] = (server[0] if server is not None else kind, allow, deny)
     return out
 
 

@@ -15,6 +15,14 @@ The cache learns the new list from the gateway, which may lag the answer: what t
 process wrote stands over the cache until the cache shows it (cogs/overwrites.py
 `Written`, shared with the team channels), so two changes in quick succession never undo
 each other.
+
+The game channel is the server's: a member's overwrite there may be a moderator's mute
+or an admin's allow. Before the bot first changes a member's overwrite, the overwrite
+as the server had it is stored with the game (`GameInfo.server_overwrites`, durable
+across a restart), and giving the voice back restores exactly those bits (deleting the
+overwrite only if there was none): a muted member stays muted after the game, an allow
+comes back (issue 41). Muting only ever adds denies, so no bit a moderator denied is
+ever granted.
 """
 
 from __future__ import annotations
@@ -25,14 +33,17 @@ from typing import TYPE_CHECKING
 import discord
 
 from core.storage.kinds import SilencePayload
-from core.storage.observer import GameInfo
+from core.storage.observer import DiscordPatch, GameInfo, ServerOverwrite, overwrite_key
 from core.text.i18n import t
 
 from .overwrites import (
+    MEMBER,
+    Entry,
     Written,
     cached_overwrites,
     payload_overwrites,
     with_bits,
+    with_server,
     write,
 )
 
@@ -67,11 +78,48 @@ class Silencer:
             else:  # not in the cache (the guild unavailable): Discord's own list
                 current = payload_overwrites(await self.bot.http.get_channel(cid))
             current = self._written.recall(cid, current)
-            after = with_bits(current, change.mute, change.unmute,
-                              mute_bits(held))
+            bits = mute_bits(held)
+            kept = await self._remember(info, current, change.mute)
+            restore = {uid: _entry(kept[key]) for uid in change.unmute
+                       if (key := overwrite_key(cid, uid)) in kept}
+            # a member muted before the server's overwrite was remembered (an older
+            # version's game): his mute bits are cleared, as that version did
+            after = with_bits(current, change.mute,
+                              [u for u in change.unmute if u not in restore], bits)
+            after = with_server(after, restore, bits)
             reason = t("places.reason", info.language, title=info.title[:80])
             touched = await write(self.bot.http, channel, guild, cid, current, after, reason)
             self._written.note(cid, after, touched)
+            if restore:  # given back: a later mute remembers the server's overwrite anew
+                left = {k: v for k, v in kept.items()
+                        if k not in {overwrite_key(cid, u) for u in restore}}
+                await self.bot.service.set_discord(
+                    info.id, DiscordPatch(server_overwrites=left))
+
+    async def _remember(self, info: GameInfo, current: dict[int, Entry], mute: list[int]
+                        ) -> dict[str, ServerOverwrite]:
+        """The game's remembered server overwrites, with those of the members about to
+        be muted for the first time stored first (a retry after a crash finds them
+        stored, and never takes the bot's own mute for the server's)."""
+        cid = info.channel_id
+        kept = dict((await self.bot.service.info(info.id)).server_overwrites)
+        fresh = {overwrite_key(cid, uid): _stored(current.get(uid)) for uid in mute
+                 if overwrite_key(cid, uid) not in kept}
+        if fresh:
+            kept |= fresh
+            await self.bot.service.set_discord(info.id, DiscordPatch(server_overwrites=kept))
+        return kept
+
+
+def _stored(entry: Entry | None) -> ServerOverwrite:
+    return None if entry is None else list(entry)
+
+
+def _entry(stored: ServerOverwrite) -> Entry | None:
+    if stored is None:
+        return None
+    kind, allow, deny = stored
+    return (MEMBER if kind != 0 else 0, allow, deny)
 
 
 def mute_bits(held: discord.Permissions) -> int:

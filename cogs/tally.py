@@ -38,9 +38,10 @@ from core.sight.tallies import message_key, tally_outbox
 from core.sight.visibility import LiveTally
 from core.storage.kinds import TallyPayload
 from core.storage.observer import DiscordPatch, GameInfo
-from core.storage.outbox import Hold, OutboxEntry
+from core.storage.outbox import Hold, OutboxEntry, RetryAfter
 from core.text.i18n import t
 
+from .catalogue import LANE_ANNOUNCE
 from .ui.render import RED
 from .ui.text import mention, when
 from .utils.bot import MafiaBot
@@ -166,6 +167,11 @@ class LiveTallies:
             # 30); a day nobody voted in has its result in the next announcement. Day
             # 0's check-in list opens at once: it names who has still to check in.
             return
+        if message_id is None and await self._announcing(entry):
+            # A new message follows the public posts committed before it: the start's
+            # announcement (the players whose rights show them every place, RULES.md
+            # §8) comes before the day-0 board, though it waits for the ping role.
+            raise RetryAfter(0.5)
         if message_id is not None:
             wait = self._last.get(message_id, -math.inf) + self.interval - self.clock()
             if wait > 0 and payload.op == "edit":
@@ -190,6 +196,13 @@ class LiveTallies:
         await service.set_discord(info.id, DiscordPatch(live_messages=kept | {key: message.id}))
         self._last[message.id] = self.clock()
         self.posts += 1
+
+
+    async def _announcing(self, entry: OutboxEntry) -> bool:
+        """Whether an earlier public announcement of the game is still to be posted."""
+        outbox = getattr(self.bot, "outbox", None)
+        return outbox is not None and await outbox.pending_elsewhere(
+            entry, lanes=(LANE_ANNOUNCE,))
 
 
 async def setup(bot: MafiaBot) -> None:

@@ -42,7 +42,9 @@ async def command(interaction: discord.Interaction[MafiaBot], info: GameInfo,
 
 
 async def send_card(interaction: discord.Interaction[MafiaBot], game_id: int) -> None:
-    """The caller's own card, as an ephemeral reply: the only way a role is shown."""
+    """The caller's own card, as an ephemeral reply: the only way a role is shown (his
+    rights looked at first, RULES.md §8: the 'Show my role' button is no command)."""
+    await note_sight(interaction, await interaction.client.service.info(game_id))
     mine = await interaction.client.observe.card(game_id, interaction.user.id)
     await interaction.response.send_message(
         embed=card_embed(mine, user_lang(interaction)), ephemeral=True)

@@ -9,8 +9,11 @@ roles and the channel's overwrites); what follows from them is core's rule
 (core.game.access.seat_refusal, the engine's `Start` and `Sight`).
 
 The bot asks for no privileged intent, so it does not see GUILD_MEMBER_UPDATE: a right
-given during the game is seen at the member's next interaction with the game (every
-command and button goes through `note_sight`), at /master replace, and at /game start.
+given during the game is seen at the member's next interaction with the game, whatever
+it is: every application command and every option's autocomplete goes through
+`note_interaction` before it runs (bot.py, the command tree's `interaction_check`), the
+buttons and menus through `note_sight`; also at /master replace and at /game start. The
+interaction carries the member's roles and permissions: no request is made.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import logging
 import discord
 
 from core.game import commands as c
+from core.game.errors import RuleError
 from core.storage.observer import GameInfo, Sight
 
 from .bot import MafiaBot, now
@@ -72,9 +76,17 @@ async def seat_sights(bot: MafiaBot, info: GameInfo, uids: list[int]) -> dict[in
     return out
 
 
+NOTED = "mafia.sight"  # Interaction.extras: the games whose sight this interaction noted
+
+
 async def note_sight(interaction: discord.Interaction[MafiaBot], info: GameInfo) -> None:
     """A seated player whose rights now show him more than the table was told (a role
-    given during the game): the engine tells the table before his command is applied."""
+    given during the game): the engine tells the table before his command is applied.
+    Once per interaction and game (the tree's check and the command both ask)."""
+    noted: set[int] = interaction.extras.setdefault(NOTED, set())
+    if info.id in noted:
+        return
+    noted.add(info.id)
     bot = interaction.client
     if not await bot.observe.seated(info.id, interaction.user.id):
         return
@@ -83,3 +95,20 @@ async def note_sight(interaction: discord.Interaction[MafiaBot], info: GameInfo)
                                                            sight):
         return
     await bot.apply(info, c.Sight(by=interaction.user.id, at=now(), sight=sight))
+
+
+async def note_interaction(interaction: discord.Interaction[MafiaBot]) -> None:
+    """Before any command or autocomplete runs: the sender's rights in the game it is
+    about, if he holds a seat there (read-only commands and autocomplete included:
+    RULES.md §8). Never in the way: no game here, a refusal or a failure leaves the
+    interaction to run as it would."""
+    try:
+        info = await interaction.client.find_game(interaction)
+    except RuleError:  # no running game here (or which one is unclear): nothing to note
+        return
+    try:
+        await note_sight(interaction, info)
+    except RuleError:  # the game moved on meanwhile (over, or he was replaced)
+        return
+    except Exception:  # the command itself will meet it, or run without it
+        log.exception("game %s: sight of %s not noted", info.id, interaction.user.id)

@@ -49,6 +49,9 @@ class Game(Model):
     private_channels = fields.TextField(default="{}")  # JSON map team -> channel id
     # JSON map key -> id of a message the bot keeps editing (e.g. "tally:3", day 3's count)
     live_messages = fields.TextField(default="{}")
+    # JSON map "channel:member" -> [type, allow, deny] or null: a member's overwrite as
+    # the server had it before the bot first changed it (given back at the end)
+    server_overwrites = fields.TextField(default="{}")
     created_at = fields.DatetimeField(auto_now_add=True)
     updated_at = fields.DatetimeField(auto_now=True)
 

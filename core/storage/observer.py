@@ -42,6 +42,8 @@ from core.sight.visibility import (
     living_choices,
     public_view,
 )
+from core.storage.patches import ServerOverwrite as ServerOverwrite
+from core.storage.patches import overwrite_key as overwrite_key
 from core.storage.service import EVENT_KIND as EVENT_KIND
 from core.storage.service import Applied
 from core.storage.service import DiscordPatch as DiscordPatch

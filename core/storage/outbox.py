@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -330,17 +330,17 @@ class OutboxWorker:
             await asyncio.sleep(0.005)
         raise TimeoutError("outbox still busy")
 
-    async def pending_elsewhere(self, entry: OutboxEntry, ignore: Sequence[int] = ()
-                                ) -> bool:
-        """Whether an earlier entry of the entry's game waits in another lane (so what
-        must follow it, like closing a game's private channels, waits too); lanes in
-        `ignore` are not waited for."""
+    async def pending_elsewhere(self, entry: OutboxEntry, ignore: Sequence[int] = (),
+                                lanes: Collection[int] | None = None) -> bool:
+        """Whether an earlier entry of the entry's game waits in another lane (of
+        `lanes` alone, if given; lanes in `ignore` not waited for), so what must follow
+        it, like closing a game's private channels, waits too."""
         if self._lanes == 1:
             return False
         mine = self._lane(entry)
         rows = await _read(Outbox.filter(game_id=entry.game_id, status=PENDING,
                                          ordinal__lt=entry.ordinal))
-        return any(lane != mine and lane not in ignore
+        return any(lane != mine and lane not in ignore and (lanes is None or lane in lanes)
                    for lane in (self._lane_of_row(row) for row in rows))
 
     async def behind(self, game_id: int, ordinal: int) -> bool:

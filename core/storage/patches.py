@@ -19,10 +19,19 @@ from core.storage.models import Game
 from core.storage.retry import Stale
 
 _JSON_MAPS = ("private_channels", "live_messages")
+SERVER_OVERWRITES = "server_overwrites"
 # The columns GameInfo is made of: lookups of many games read these, never the state.
 INFO_FIELDS = ("id", "guild_id", "channel_id", "master_id", "title", "phase", "active",
                "deadline", "seq", "language", "signup_message_id", "category_id",
-               "private_channels", "live_messages")
+               "private_channels", "live_messages", SERVER_OVERWRITES)
+#: A member overwrite as the server had set it before the bot first changed it: [type,
+#: allow, deny], or None (he had none). Keyed by `overwrite_key` (cogs/silence.py).
+ServerOverwrite = list[int] | None
+
+
+def overwrite_key(channel_id: int, target_id: int) -> str:
+    """The key of one (channel, member) pair in `server_overwrites`."""
+    return f"{channel_id}:{target_id}"
 
 
 class DiscordPatch(BaseModel):
@@ -32,6 +41,8 @@ class DiscordPatch(BaseModel):
     category_id: int | None = None
     private_channels: dict[str, int] | None = None
     live_messages: dict[str, int] | None = None
+    # what the server had set on members the bot changes overwrites of (the whole map)
+    server_overwrites: dict[str, ServerOverwrite] | None = None
     language: str | None = None
 
     def changes(self) -> dict[str, Any]:
@@ -41,6 +52,9 @@ class DiscordPatch(BaseModel):
             value = getattr(self, name)
             if name in _JSON_MAPS:
                 value = {str(k): int(v) for k, v in (value or {}).items()}
+            elif name == SERVER_OVERWRITES:
+                value = {str(k): None if v is None else [int(b) for b in v]
+                         for k, v in (value or {}).items()}
             elif name == "language" and value is None:
                 continue
             out[name] = value
@@ -48,7 +62,8 @@ class DiscordPatch(BaseModel):
 
     def columns(self) -> dict[str, Any]:
         """The fields set, as the game row stores them."""
-        return {name: json.dumps(value, sort_keys=True) if name in _JSON_MAPS else value
+        return {name: json.dumps(value, sort_keys=True)
+                if name in (*_JSON_MAPS, SERVER_OVERWRITES) else value
                 for name, value in self.changes().items()}
 
 
@@ -70,6 +85,9 @@ class GameInfo:
     category_id: int | None
     private_channels: dict[str, int]
     live_messages: dict[str, int] = field(default_factory=dict)  # key -> message id
+    # (channel, member) -> the member's overwrite as the server had set it, remembered
+    # before the bot first changed it and given back exactly (cogs/silence.py)
+    server_overwrites: dict[str, ServerOverwrite] = field(default_factory=dict)
     # The phase (GameState.serial, .number) the game was in when the bot looked it up
     # for an interaction (MafiaBot.find_game): the cog stamps it on phase-bound commands
     # (core.game.commands.stamped). None when not looked up for one.
@@ -84,6 +102,7 @@ class GameInfo:
             signup_message_id=row.signup_message_id, category_id=row.category_id,
             private_channels={k: int(v) for k, v in json.loads(row.private_channels).items()},
             live_messages={k: int(v) for k, v in json.loads(row.live_messages).items()},
+            server_overwrites=json.loads(row.server_overwrites or "{}"),
         )
 
 

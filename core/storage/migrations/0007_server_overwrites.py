@@ -1,0 +1,16 @@
+from tortoise import migrations
+from tortoise.migrations import operations as ops
+from tortoise import fields
+
+class Migration(migrations.Migration):
+    dependencies = [('models', '0006_outbox_progress')]
+
+    initial = False
+
+    operations = [
+        ops.AddField(
+            model_name='Game',
+            name='server_overwrites',
+            field=fields.TextField(default='{}', unique=False),
+        ),
+    ]
