@@ -182,10 +182,7 @@ class OutboxWorker:
         self._newest: dict[tuple[int, int], int] = {}
         self._setup_lanes(lane, lanes, max_concurrent, weights, names)
         self._setup_watch(late_after, health_interval, retention, prune_interval)
-        self._stuck_after = stuck_after
-        #: steps done per entry id in this process, and when the entry last moved
-        self._steps: dict[int, set[str]] = {}
-        self._moved: dict[int, datetime] = {}
+        self._setup_progress(stuck_after)
         self.delivered = 0
         self.parked = 0
         self.superseded = 0  # coalesced entries dropped unsent
@@ -214,6 +211,13 @@ class OutboxWorker:
         self._slots = [FairSlots(n) for n in shares(
             max_concurrent, list(weights or [1.0] * self._lanes))]
         self._names = list(names or [str(i) for i in range(self._lanes)])
+
+    def _setup_progress(self, stuck_after: float) -> None:
+        """Steps done per entry id in this process, when each entry last moved, and how
+        long an entry may be told to wait without moving before it is parked."""
+        self._stuck_after = stuck_after
+        self._steps: dict[int, set[str]] = {}
+        self._moved: dict[int, datetime] = {}
 
     def _setup_watch(
         self, late_after: float | Sequence[float], health_interval: float,
