@@ -39,8 +39,9 @@ from typing import Any, Literal
 
 import discord
 
+from core.game.errors import RuleError
 from core.play.allowance import Allowance, Spent
-from core.play.balance import Estimate, Job, Tally, estimate, report, run_chunk
+from core.play.balance import Estimate, Job, Tally, estimate, report, run_chunk, start_refusal
 from core.play.setups import History, history_line, key_of_setup
 from core.storage.setups import setup_histories
 from core.text.i18n import t
@@ -148,14 +149,16 @@ class Estimator:
             self._slots = asyncio.Semaphore(self.workers)
         return self._slots
 
-    def ahead(self) -> int | None:
+    def ahead(self, freed: int = 0) -> int | None:
         """How many estimates a new one would wait behind (0: it starts at once); None:
-        the queue is full."""
-        if self.running + self.waiting < self.workers:
+        the queue is full. `freed`: estimates it replaces (their place is its own)."""
+        busy = self.running + self.waiting - freed
+        if busy < self.workers:
             return 0
-        if self.waiting >= self.queue_limit * self.workers:
+        queued = busy - self.workers
+        if queued >= self.queue_limit * self.workers:
             return None
-        return self.waiting + 1
+        return queued + 1
 
     def free_in(self) -> float:
         """About when the queue has room again (seconds): the estimates ahead, a budget
@@ -250,11 +253,11 @@ class Estimates:
     finished estimate of each game is kept for /game start (one small record a game
     in signup; dropped when the game starts)."""
 
-    def __init__(self, allowance: Allowance | None = None,
+    def __init__(self, per_member: int = 6, per_guild: int = 30,
                  clock: Callable[[], float] = time.time) -> None:
         self.under: dict[int, _Under] = {}
         self.done: dict[int, tuple[Job, Estimate]] = {}
-        self.allowance = allowance or Allowance()
+        self.allowance = Allowance(per_member=per_member, per_guild=per_guild)
         self.clock = clock
 
     @property
@@ -265,10 +268,7 @@ class Estimates:
         """May this member have an estimate of this game now? Counted if so."""
         now = self.clock()
         self.allowance.forget(now)
-        replacing = game_id in self.under
-        ahead = ESTIMATOR.ahead()
-        if replacing and ahead is None:
-            ahead = ESTIMATOR.waiting  # its own place in the queue is freed
+        ahead = ESTIMATOR.ahead(freed=1 if game_id in self.under else 0)
         if ahead is None:
             return Asked("busy", retry_at=int(now + ESTIMATOR.free_in()) + 1)
         spent: Spent | None = self.allowance.take(member, guild, now)
@@ -345,6 +345,12 @@ class Estimates:
             await asyncio.wait({task}, timeout=wait_s)
         done = self.done.get(game_id)
         return done[1] if done is not None and done[0] == job else None
+
+    @staticmethod
+    def start_refusal(est: Estimate | None, lang: str) -> RuleError | None:
+        """Why /game start without confirm may not go ahead, given the estimate
+        (core.play.balance.start_refusal decides)."""
+        return start_refusal(est, False, lang)
 
     async def idle(self) -> None:
         """Wait for every estimate under way (tests)."""

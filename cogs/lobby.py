@@ -12,8 +12,6 @@ from discord.app_commands import Choice, Range
 from core.game import commands as c
 from core.game.errors import ErrorCode, RuleError
 from core.game.events import EventKind
-from core.play.allowance import Allowance
-from core.play.balance import start_refusal
 from core.sight.vocabulary import Options
 from core.storage.observer import (
     ChannelKind,
@@ -68,9 +66,8 @@ class Lobby(GameCog):
         super().__init__(bot)
         settings = bot.settings
         # the balance estimates being made, within each member's and server's allowance
-        self.estimates = balance.Estimates(Allowance(
-            per_member=settings.balance_per_member_minute,
-            per_guild=settings.balance_per_guild_minute))
+        self.estimates = balance.Estimates(settings.balance_per_member_minute,
+                                           settings.balance_per_guild_minute)
         if settings.balance_workers:
             balance.ESTIMATOR.workers = settings.balance_workers
 
@@ -308,7 +305,7 @@ async def balance_gate(cog: GameCog, interaction: discord.Interaction[MafiaBot],
         await interaction.response.defer(ephemeral=True, thinking=True)
         ready = await estimates.for_start(info.id, interaction.guild_id, job,
                                           estimator.start_wait_s, budget)
-    refused = start_refusal(ready, False, lang)
+    refused = estimates.start_refusal(ready, lang)
     if refused is not None:
         raise refused
 
