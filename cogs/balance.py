@@ -149,10 +149,9 @@ class Estimator:
             self._slots = asyncio.Semaphore(self.workers)
         return self._slots
 
-    def ahead(self, freed: int = 0) -> int | None:
-        """How many estimates a new one would wait behind (0: it starts at once); None:
-        the queue is full. `freed`: estimates it replaces (their place is its own)."""
-        busy = self.running + self.waiting - freed
+    def ahead(self, busy: int) -> int | None:
+        """How many estimates a new one would wait behind when `busy` are under way
+        (running or waiting); 0: it starts at once; None: the queue is full."""
         if busy < self.workers:
             return 0
         queued = busy - self.workers
@@ -160,10 +159,10 @@ class Estimator:
             return None
         return queued + 1
 
-    def free_in(self) -> float:
-        """About when the queue has room again (seconds): the estimates ahead, a budget
-        each, over the workers."""
-        return self.budget_s * (1 + self.waiting // max(1, self.workers))
+    def free_in(self, busy: int) -> float:
+        """About when the queue has room again (seconds): the estimates under way, a
+        budget each, over the workers."""
+        return self.budget_s * max(1, busy // max(1, self.workers))
 
     async def run(self, job: Job, budget_s: float | None = None) -> Tally:
         slots = self.slots()
@@ -268,9 +267,12 @@ class Estimates:
         """May this member have an estimate of this game now? Counted if so."""
         now = self.clock()
         self.allowance.forget(now)
-        ahead = ESTIMATOR.ahead(freed=1 if game_id in self.under else 0)
+        # every estimate not finished counts, started or not (asked in the same
+        # instant, none has reached the queue yet); the one it replaces does not
+        ahead = ESTIMATOR.ahead(len(self.under) - (game_id in self.under))
         if ahead is None:
-            return Asked("busy", retry_at=int(now + ESTIMATOR.free_in()) + 1)
+            return Asked("busy",
+                         retry_at=int(now + ESTIMATOR.free_in(len(self.under))) + 1)
         spent: Spent | None = self.allowance.take(member, guild, now)
         if spent is not None:
             return Asked(spent.scope, limit=spent.limit, retry_at=int(spent.retry_at) + 1)
