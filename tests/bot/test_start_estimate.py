@@ -243,3 +243,17 @@ async def test_a_newer_estimate_of_a_game_replaces_the_running_one(
     assert job.roles == ROLES
     assert res.content.startswith(t("balance.head", "en", count=10, players=8,
                                     days=1.0).split(",")[0]), res.content
+
+
+async def test_the_bot_stopping_ends_its_estimates_and_the_pool(
+        h: Harness, held: Held, guarded: balance.Estimator) -> None:
+    """The graceful stop's road (bot.close unloads the cogs): the lobby's unload cancels
+    the estimates under way and closes the estimator's pool (worker processes in the
+    bot: tests/test_balance_processes.py counts them)."""
+    table = await open_table(h, 6, roles="mafioso; investigator")
+    task = estimates(table).under[table.game_id].task  # type: ignore[index]
+    assert guarded._pool is not None
+    held.go.set()
+    await table.bot.remove_cog("Lobby")
+    assert guarded._pool is None
+    assert task.cancelled() or task.cancelling()
