@@ -257,3 +257,27 @@ async def test_the_bot_stopping_ends_its_estimates_and_the_pool(
     await table.bot.remove_cog("Lobby")
     assert guarded._pool is None
     assert task.cancelled() or task.cancelling()
+
+
+async def test_the_sight_offer_after_waiting_for_the_estimate_still_starts(
+        h: Harness, fixed: None) -> None:
+    """The start waited (a player joined after the setup: a new estimate) and then a
+    seat turned out to read other places: the offer comes in the answer that replaces
+    "thinking…", to the master alone, and its button starts the game."""
+    import discord
+
+    table = await open_table(h, 7, roles=ROLES)
+    await estimates(table).idle()
+    late = h.add_member("Late")
+    assert (await table.do(late, "game join")).ephemeral
+    table.players.append(late)
+    h.give_role(table.players[2], h.add_role("Keepers",
+                                            permissions=discord.Permissions(manage_threads=True)))
+    offer = await table.do(table.master, "game start")
+    assert offer.response_type == 5 and offer.custom_ids, offer.text
+    to_master_alone(offer, table)
+    assert (await table.state()).phase is PhaseKind.SIGNUP
+    pressed = await h.click(table.master, offer, offer.custom_ids[0])
+    assert pressed.text == t("lobby.started", "en"), pressed.text
+    await table.settle()
+    assert (await table.state()).phase is not PhaseKind.SIGNUP
