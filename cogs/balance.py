@@ -256,6 +256,7 @@ class Estimates:
                  clock: Callable[[], float] = time.time) -> None:
         self.under: dict[int, _Under] = {}
         self.done: dict[int, tuple[Job, Estimate]] = {}
+        self.failed: dict[int, Job] = {}  # an estimate that could not be made
         self.allowance = Allowance(per_member=per_member, per_guild=per_guild)
         self.clock = clock
 
@@ -296,6 +297,7 @@ class Estimates:
         if old is not None:
             old.task.cancel()
         self.done.pop(game_id, None)
+        self.failed.pop(game_id, None)
 
     def _done(self, game_id: int, task: asyncio.Task[Estimate | None]) -> None:
         under = self.under.get(game_id)
@@ -320,6 +322,7 @@ class Estimates:
             raise
         except Exception:
             log.exception("balance estimate failed")
+            self.failed[game_id] = job
             lines = [t("balance.unavailable", lang)]
         if interaction is not None:
             text = clip("\n".join([*head, *lines]), MESSAGE_LIMIT)
@@ -330,15 +333,22 @@ class Estimates:
                 log.warning("could not show the balance estimate (the reply is gone)")
         return est
 
+    def could_not(self, game_id: int, job: Job) -> bool:
+        """Whether this job's estimate failed (the start does not wait on a guide that
+        cannot be had; the failure is logged)."""
+        return self.failed.get(game_id) == job
+
     async def for_start(self, game_id: int, guild_id: int | None, job: Job,
                         wait_s: float, budget_s: float) -> Estimate | None:
         """The estimate of exactly this job, waited for at most `wait_s` seconds: the
         one finished, or the one under way, or one made now (a setup whose estimate was
         refused, or whose seats changed since); None if it is not ready in time (it
-        goes on, and the next start finds it)."""
+        goes on, and the next start finds it) or it failed (`could_not`)."""
         done = self.done.get(game_id)
         if done is not None and done[0] == job:
             return done[1]
+        if self.could_not(game_id, job):
+            return None
         under = self.under.get(game_id)
         task = under.task if under is not None and under.job == job else None
         if task is None:
@@ -365,6 +375,7 @@ class Estimates:
             under.task.cancel()
         self.under.clear()
         self.done.clear()
+        self.failed.clear()
 
 
 async def _history(guild_id: int | None, job: Job) -> History | None:

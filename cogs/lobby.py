@@ -305,6 +305,8 @@ async def balance_gate(cog: GameCog, interaction: discord.Interaction[MafiaBot],
         await interaction.response.defer(ephemeral=True, thinking=True)
         ready = await estimates.for_start(info.id, interaction.guild_id, job,
                                           estimator.start_wait_s, budget)
+    if ready is None and estimates.could_not(info.id, job):
+        return  # no estimate can be had: nothing to warn about (the failure is logged)
     refused = estimates.start_refusal(ready, lang)
     if refused is not None:
         raise refused

@@ -281,3 +281,15 @@ async def test_the_sight_offer_after_waiting_for_the_estimate_still_starts(
     assert pressed.text == t("lobby.started", "en"), pressed.text
     await table.settle()
     assert (await table.state()).phase is not PhaseKind.SIGNUP
+
+
+async def test_an_estimate_that_cannot_be_made_does_not_hold_the_start(
+        h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(job: Any, start: int, games: int) -> Tally:
+        raise RuntimeError("a bug in the simulated players")
+
+    monkeypatch.setattr(balance, "run_chunk", broken)
+    table = await open_table(h, 8, roles=ROLES)
+    res = await table.do(table.master, "game start")
+    to_master_alone(res, table)
+    assert res.text == t("lobby.started", "en"), res.text
