@@ -54,6 +54,7 @@ from . import archive as archive_bench
 from . import backends, floor, resume
 from . import balance as balance_bench
 from . import engine as engine_bench
+from . import estimates as estimates_bench
 from . import scale as scale_bench
 from . import scaleout as scaleout_bench
 from . import targets as targets_bench
@@ -109,6 +110,11 @@ class Sizes:
     postgres: str | None = None
     archive_players: int = 30
     archive_days: int = 15
+    # command latency while `estimates_count` balance estimates are asked at once
+    estimates_games: int = 20
+    estimates_samples: int = 300
+    estimates_rate: float = 10.0
+    estimates_count: int = 30
     targets: targets_bench.TargetSizes = field(default_factory=targets_bench.TargetSizes)
     mode: str = "full"
 
@@ -122,7 +128,8 @@ SMOKE = Sizes(
     stream_workers=2, stream_samples=6, archive_players=8,
     archive_days=2, scaleout_processes=2, scaleout_games=2, scaleout_templates=2,
     scaleout_seconds=2.0, scaleout_rate=2.0, scale_games=6, scale_templates=2,
-    scale_samples=6, scale_rate=1.0, targets=targets_bench.SMOKE, mode="smoke",
+    scale_samples=6, scale_rate=1.0, estimates_games=2, estimates_samples=6,
+    estimates_rate=5.0, estimates_count=3, targets=targets_bench.SMOKE, mode="smoke",
 )
 
 QUICK = Sizes(
@@ -135,7 +142,7 @@ QUICK = Sizes(
     scaleout_processes=4, scaleout_games=250, scaleout_templates=10,
     scaleout_seconds=60.0, scale_games=300, scale_templates=10,
     scale_samples=300, scale_rate=1.0, archive_players=30, archive_days=15,
-    targets=targets_bench.QUICK, mode="quick",
+    estimates_games=10, estimates_samples=100, targets=targets_bench.QUICK, mode="quick",
 )
 
 
@@ -191,6 +198,12 @@ async def run(sizes: Sizes, workdir: Path, say: Any = print, *,
     # its own event loop (it starts the estimator's process pool), so off this one
     out["balance"] = await asyncio.to_thread(balance_bench.balance_estimate,
                                              smoke=sizes is SMOKE)
+    log(f"estimates: command latency while {sizes.estimates_count} balance estimates are "
+        "asked at once ...")
+    out["estimates"] = await estimates_bench.measure(
+        workdir / "estimates", games=sizes.estimates_games,
+        samples=sizes.estimates_samples, rate=sizes.estimates_rate,
+        estimates=sizes.estimates_count)
     log("engine: night resolution vs players ...")
     out["engine_night"] = engine_bench.night_scaling(
         sizes.night_players, seeds=sizes.night_seeds, repeat=sizes.night_repeat)
@@ -365,6 +378,7 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
                                "games_per_s": out["balance"]["games_per_s"],
                                "target": f"< {balance_bench.TARGET_S:g}",
                                "met": bool(out["balance"]["ok"])},
+        "estimate_command_p99_ms": estimates_bench.target(out["estimates"]),
         "archive_build_s": {"value": out["archive"]["total_s"],
                             "target": f"< {archive_bench.TARGET_S:g}",
                             "met": bool(out["archive"]["ok"])},
@@ -521,6 +535,7 @@ def table(out: dict[str, Any]) -> str:
     add(archive_bench.table(out["archive"]))
     add("")
     add(balance_bench.table(out["balance"]))
+    add(estimates_bench.table(out["estimates"]))
     add("")
     if "targets_run" in out:
         add(targets_table(out))

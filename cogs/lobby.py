@@ -64,10 +64,17 @@ class Lobby(GameCog):
 
     def __init__(self, bot: MafiaBot) -> None:
         super().__init__(bot)
-        self.estimates = balance.Estimates()  # the balance estimates being made
+        settings = bot.settings
+        # the balance estimates being made, within each member's and server's allowance
+        self.estimates = balance.Estimates(settings.balance_per_member_minute,
+                                           settings.balance_per_guild_minute)
+        if settings.balance_workers:
+            balance.ESTIMATOR.workers = settings.balance_workers
 
     async def cog_unload(self) -> None:
+        """The bot stops: its estimates, and the worker processes with them."""
         self.estimates.cancel_all()
+        balance.ESTIMATOR.close()
 
     @game.command(**command_kwargs("game.create"))
     @localized("game.create", "title", "plot", "extra_roles", "currency", "shop", "crypto",
@@ -123,12 +130,16 @@ class Lobby(GameCog):
         if event.data["lopsided"]:
             warnings.append(t("lobby.setup_lopsided", lang, negatives=event.data["negatives"],
                               players=event.data["players"]))
+        asked = self.estimates.ask(info.id, interaction.user.id, interaction.guild_id)
         await interaction.response.send_message(
-            "\n".join([*warnings, t("balance.estimating", lang)]),
+            "\n".join([*warnings, asked.line(lang)]),
             embed=reply_embed(event, lang), ephemeral=True,
             allowed_mentions=discord.AllowedMentions.none())
-        self.estimates.start(interaction, info.id, interaction.guild_id,
-                             applied.balance_job(), warnings, lang)
+        if asked.made:
+            self.estimates.start(interaction, info.id, interaction.guild_id,
+                                 applied.balance_job(), warnings, lang)
+        else:  # the older estimate describes another setup
+            self.estimates.drop(info.id)
 
     @game.command(**command_kwargs("game.options"))
     @localized("game.options", "reveal_roles", "votes_final", "bouncer_self", "dead_write",
@@ -169,14 +180,18 @@ class Lobby(GameCog):
         if language:
                 await self.service.set_discord(info.id, DiscordPatch(language=language))
         lang = user_lang(interaction)
-        estimating = not applied.started  # the setup can still change: estimate it
+        # the setup can still change: estimate it (within the allowance)
+        asked = None if applied.started else self.estimates.ask(
+            info.id, interaction.user.id, interaction.guild_id)
         await interaction.response.send_message(
-            t("balance.estimating", lang) if estimating else None,
+            asked.line(lang) if asked is not None else None,
             embed=signup_embed(applied.lobby(), lang),
             ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
-        if estimating:
+        if asked is not None and asked.made:
             self.estimates.start(interaction, info.id, interaction.guild_id,
                                  applied.balance_job(), [], lang)
+        elif asked is not None:
+            self.estimates.drop(info.id)
 
     @game.command(**command_kwargs("game.join"))
     async def join(self, interaction: discord.Interaction[MafiaBot]) -> None:
@@ -214,6 +229,7 @@ class Lobby(GameCog):
     async def cancel(self, interaction: discord.Interaction[MafiaBot]) -> None:
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.Cancel)
+        self.estimates.drop(info.id)
         await interaction.response.send_message(t("lobby.cancelled", user_lang(interaction)),
                                                 ephemeral=True)
 
@@ -232,6 +248,8 @@ async def start_game(cog: GameCog, interaction: discord.Interaction[MafiaBot], i
         if master and not started else {}
     seeing = await observe.seated_sight(info.id, sights)
     lang = user_lang(interaction)
+    if master and not started and not confirm:
+        await balance_gate(cog, interaction, info, lang, wait=not confirm_sight)
     if master and seeing and not confirm_sight and not started:
         lines = [t("secrets.sight.head", lang)]
         lines += [t(f"secrets.sight.{what}", lang, uid=mention(uid))
@@ -239,16 +257,60 @@ async def start_game(cog: GameCog, interaction: discord.Interaction[MafiaBot], i
         lines.append(t("secrets.sight.fix", lang))
         view = discord.ui.View(timeout=None)
         view.add_item(StartAnyway(info.id, confirm, t("secrets.sight.confirm", lang)))
-        await interaction.response.send_message(
-            "\n".join(lines), view=view, ephemeral=True,
-            allowed_mentions=discord.AllowedMentions.none())
+        await answer(interaction, "\n".join(lines), view)
         return
     await cog.apply(interaction, info, c.Start, confirm=confirm, sights=sights,
                     confirm_sight=confirm_sight)
+    estimates = getattr(cog, "estimates", None)
+    if isinstance(estimates, balance.Estimates):
+        estimates.drop(info.id)  # dealt: the setup no longer changes
     if confirm_sight:  # the offer's button: its message says so, and loses the button
         await interaction.response.edit_message(content=t("lobby.started", lang), view=None)
     else:
-        await interaction.response.send_message(t("lobby.started", lang), ephemeral=True)
+        await answer(interaction, t("lobby.started", lang))
+
+
+async def answer(interaction: discord.Interaction[MafiaBot], text: str,
+                 view: discord.ui.View | None = None) -> None:
+    """The start's ephemeral answer: the reply, or (after waiting for the estimate
+    behind a deferral) the follow-up that replaces its "thinking" message."""
+    mentions = discord.AllowedMentions.none()
+    if interaction.response.is_done():
+        if view is None:
+            await interaction.followup.send(text, ephemeral=True, allowed_mentions=mentions)
+        else:
+            await interaction.followup.send(text, view=view, ephemeral=True,
+                                            allowed_mentions=mentions)
+    else:
+        await interaction.response.send_message(text, view=view or discord.utils.MISSING,
+                                                ephemeral=True, allowed_mentions=mentions)
+
+
+async def balance_gate(cog: GameCog, interaction: discord.Interaction[MafiaBot],
+                       info: GameInfo, lang: str, *, wait: bool) -> None:
+    """/game start without confirm waits for the balance estimate of the setup it
+    would deal, a few seconds at most, and is refused (RuleError, nothing changed) if
+    the estimate is not ready by then or its warning fires (RULES.md, "The balance
+    estimate at the start"; core.play.balance.start_refusal decides). The offer's
+    button does not wait (its click must be answered within Discord's 3 s)."""
+    estimator = balance.ESTIMATOR
+    estimates = getattr(cog, "estimates", None)
+    if not estimator.guards_start or not isinstance(estimates, balance.Estimates):
+        return
+    job = await cog.observe.balance_job(info.id)
+    # an estimate the start makes itself (none was made of this setup on these seats)
+    # stops in time to be waited for
+    budget = max(0.5, min(estimator.budget_s, estimator.start_wait_s - 1.0))
+    ready = await estimates.for_start(info.id, interaction.guild_id, job, 0.0, budget)
+    if ready is None and wait:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        ready = await estimates.for_start(info.id, interaction.guild_id, job,
+                                          estimator.start_wait_s, budget)
+    if ready is None and estimates.could_not(info.id, job):
+        return  # no estimate can be had: nothing to warn about (the failure is logged)
+    refused = estimates.start_refusal(ready, lang)
+    if refused is not None:
+        raise refused
 
 
 # The engine's refusals that mean a start offer no longer applies, whoever presses it.

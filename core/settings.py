@@ -60,6 +60,12 @@ class Settings(BaseSettings):
     # Games open at once (signup or running): per member who opened them, per guild.
     max_games_per_member: int = Field(default=3, ge=1)
     max_games_per_guild: int = Field(default=25, ge=1)
+    # The balance estimate's share of the machine (cogs/balance.py): estimates at once,
+    # one worker process each (unset: one per core left to the bot, all but one, at
+    # least one); how many a member and a server may ask for a minute.
+    balance_workers: int | None = Field(default=None, ge=1)
+    balance_per_member_minute: int = Field(default=6, ge=1)
+    balance_per_guild_minute: int = Field(default=30, ge=1)
     # `mafia-bot web`: the secret each guild's address is derived from (archive/web.py).
     web_secret: str | None = Field(default=None, repr=False)
 

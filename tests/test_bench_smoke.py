@@ -91,11 +91,17 @@ def test_bench_smoke_older_sections(tmp_path: Path,
     assert set(out["targets"]) == {"p99_ms_at_max_games", "throughput_over_floor",
                                    "service_stream_over_floor",
                                    "rest_over_bound", "night_growth_linear", "archive_build_s",
-                                   "balance_estimate_s", "scale_p99_ms",
+                                   "balance_estimate_s", "estimate_command_p99_ms",
+                                   "scale_p99_ms",
                                    "scale_kib_per_game", "scale_restart_ready_s"}
     assert all({"value", "target", "met"} <= set(t) for t in out["targets"].values())
     assert "TARGETS (smoke mode" in printed
     assert "Wall time of this smoke run" in printed
+    # the estimates under load: every /game setup answered, both streams measured
+    est = out["estimates"]
+    assert sum(est["asked"].values()) == SMOKE.estimates_count and est["asked"]["now"] >= 1
+    assert est["with"]["n"] == est["without"]["n"] == SMOKE.estimates_samples
+    assert "ESTIMATES UNDER LOAD" in printed
     # the archive of a short scripted game was built, sized and timed
     arc = out["archive"]
     assert arc["days"] == SMOKE.archive_days and arc["players"] == SMOKE.archive_players

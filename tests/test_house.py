@@ -266,8 +266,10 @@ COGS_ALSO = {
     # /healthz and /metrics: the database's parked entries (which prove it answers)
     "cogs/metrics.py": ("core.storage.probe",),
     "cogs/tally.py": ("core.storage.outbox", "core.sight.tallies"),
-    # the server's records and the balance estimate (it knows the setup only)
-    "cogs/balance.py": ("core.play.balance", "core.play.setups", "core.storage.setups"),
+    # the server's records and the balance estimate (it knows the setup only), and how
+    # many estimates a member and a server may ask for (a clock, no game state)
+    "cogs/balance.py": ("core.play.allowance", "core.play.balance", "core.play.setups",
+                        "core.storage.setups"),
     "cogs/stats.py": ("core.play.setups", "core.storage.setups"),
     "cogs/economy.py": ("core.storage.stats", "core.storage.wallets"),
     "cogs/shop.py": ("core.storage.wallets",),

@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     ALREADY_VOTED_FOR = "already_voted_for"
     AWAY_UNTIL_PAST = "away_until_past"
     BAD_OPTION = "bad_option"
+    BALANCE_LOPSIDED = "balance_lopsided"
+    BALANCE_RUNNING = "balance_running"
     BLANK_TEXT = "blank_text"
     BOT_CANNOT_PLAY = "bot_cannot_play"
     BOT_MISSING_PERMISSIONS = "bot_missing_permissions"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from core.game.errors import ErrorCode, RuleError
 from core.game.roles import Side, info
 from core.game.rules.setup import MIN_PLAYERS, composition_for, parse
 from core.game.state import GameState, Options
@@ -179,8 +180,24 @@ def estimate(tally: Tally, players: int) -> Estimate:
     return Estimate(tally.games, players, shares, mean)
 
 
+def start_refusal(est: Estimate | None, confirm: bool, lang: str) -> RuleError | None:
+    """Whether /game start goes ahead given the setup's estimate (RULES.md, "The balance
+    estimate at the start"): with `confirm` always; without it, not before the estimate
+    is there (`est` None: still running when the start stopped waiting), and not when
+    the estimate's own warning fires (one side wins more than LOPSIDED_SHARE)."""
+    if confirm:
+        return None
+    if est is None:
+        return RuleError(ErrorCode.BALANCE_RUNNING)
+    top = est.lopsided
+    if top is not None:
+        return RuleError(ErrorCode.BALANCE_LOPSIDED, side=side_name(top.side, lang),
+                         share=percent(top.share))
+    return None
+
+
 __all__ = ["MASTER", "Estimate", "Job", "Share", "Tally", "estimate", "job_for", "run_chunk",
-           "seats", "simulate", "wilson"]
+           "seats", "simulate", "start_refusal", "wilson"]
 
 
 # --- words ----------------------------------------------------------------------------

@@ -144,6 +144,11 @@ class Observer:
     async def lobby(self, game_id: int) -> LobbyView:
         return views.lobby_view(await self._state(game_id))
 
+    async def balance_job(self, game_id: int) -> Job:
+        """The balance estimate's job for the setup as it stands (/game start asks for
+        the estimate of what it would deal)."""
+        return job_for(await self._state(game_id))
+
     async def started(self, game_id: int) -> bool:
         return (await self._state(game_id)).started
 
