@@ -219,6 +219,25 @@ async def day_one(h: Harness) -> Table:
     return t
 
 
+async def on_virtual_time(tmp_path: Path, loop: Any) -> Harness:
+    """A started bot whose every clock is the virtual-time loop's
+    (tests/harness/virtualtime.py): the service's, the scheduler's, the outbox's, the
+    budget's and the fake Discord's rate limits, with discord.py's waits real waits on
+    that loop."""
+    from cogs.outbox import wire
+    from tests.harness.ratelimits import VirtualClock
+
+    bot = new_bot(tmp_path)
+    wire(bot)  # the outbox and the budget, set up now to put them on the virtual clock
+    bot.service.set_clock(loop.utcnow)
+    bot.scheduler.set_clock(loop.utcnow)
+    bot.outbox.set_clock(loop.utcnow)
+    bot.budget.clock = loop.time
+    h = Harness(bot, timeout=TIMEOUT, retry_sleep_scale=1.0)
+    h.world.ratelimits.clock = VirtualClock(loop.time)
+    return await started(bot, h)
+
+
 def rebind(t: Table, h: Harness) -> Table:
     """The same table, seen through the bot of the next life."""
     return Table(h, t.master, t.players, channel=t.channel, game_id=t.game_id)

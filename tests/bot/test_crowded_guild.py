@@ -27,16 +27,14 @@ from cogs.delivery import (
     LANE_ROLES,
     lane,
 )
-from cogs.outbox import wire
 from cogs.places import place_key
 from core.game.roles import Role
 from core.sight.places import PLACE_KIND
 from core.sight.tallies import message_key
 from core.storage.models import DELIVERED, PENDING, Outbox
 from core.storage.outbox import _entry
-from tests.bot.helpers import EVERYTHING, TIMEOUT, Table, _migrated_template, new_bot, started
+from tests.bot.helpers import EVERYTHING, Table, _migrated_template, on_virtual_time
 from tests.harness import Harness
-from tests.harness.ratelimits import VirtualClock
 from tests.harness.virtualtime import VirtualTimeLoop, virtual_time
 
 ROLES = "mafioso x2; investigator; sergeant; bouncer"
@@ -140,17 +138,10 @@ def test_twenty_games_in_one_guild_deliver_every_lane(tmp_path: Path) -> None:
 
 async def crowded(tmp_path: Path, loop: VirtualTimeLoop, games: int) -> None:
     """Play, then check everything while the bot still runs."""
-    bot = new_bot(tmp_path)
-    wire(bot)  # the outbox and the budget, set up now to put them on the virtual clock
-    bot.service.set_clock(loop.utcnow)
-    bot.scheduler.set_clock(loop.utcnow)
-    bot.outbox.set_clock(loop.utcnow)
-    bot.budget.clock = loop.time
     # discord.py's waits are real waits here (on the virtual loop), and so are the
     # budget's: the fake Discord counts on the same clock
-    h = Harness(bot, timeout=TIMEOUT, retry_sleep_scale=1.0)
-    h.world.ratelimits.clock = VirtualClock(loop.time)
-    await started(bot, h)
+    h = await on_virtual_time(tmp_path, loop)
+    bot: Any = h.bot
     # the live count's lane measured as before issue 30's record count (production's
     # TALLY_INTERVAL is 60 s now; tests/bot/test_count_record.py holds that one)
     bot.delivery.tallies.interval = 2.0

@@ -23,15 +23,13 @@ from typing import Any
 
 import pytest
 
-from cogs.outbox import wire
 from cogs.places import ROLE_KEY, is_place_key
 from core.game.roles import Role
 from core.game.rules.owing import owing
 from core.game.state import GameState, PhaseKind
 from core.storage.models import PENDING, Outbox
-from tests.bot.helpers import EVERYTHING, TIMEOUT, Table, _migrated_template, new_bot, started
+from tests.bot.helpers import EVERYTHING, Table, _migrated_template, on_virtual_time
 from tests.harness import Harness
-from tests.harness.ratelimits import VirtualClock
 from tests.harness.virtualtime import VirtualTimeLoop, virtual_time
 
 MODULES = {"extra_roles": True, "currency": True, "shop": True, "crypto": True}
@@ -155,15 +153,7 @@ async def play(t: Table, loop: VirtualTimeLoop) -> dict[str, Any]:
 
 
 async def table_sizes(tmp_path: Path, loop: VirtualTimeLoop, seats: int) -> None:
-    bot = new_bot(tmp_path)
-    wire(bot)
-    bot.service.set_clock(loop.utcnow)
-    bot.scheduler.set_clock(loop.utcnow)
-    bot.outbox.set_clock(loop.utcnow)
-    bot.budget.clock = loop.time
-    h = Harness(bot, timeout=TIMEOUT, retry_sleep_scale=1.0)
-    h.world.ratelimits.clock = VirtualClock(loop.time)
-    await started(bot, h)
+    h = await on_virtual_time(tmp_path, loop)
     try:
         h.add_guild("Mafia Club", locale="ru")
         h.set_bot_permissions(EVERYTHING)
