@@ -14,13 +14,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from core.sight.destinations import Where, destination
 from core.storage.kinds import (
     CLOSE_KIND,
     EVENT_KIND,
     KINDS,
     PING_KIND,
     PLACE_KIND,
-    SIGNUP_EVENTS,
     SIGNUP_POST,
     SIGNUP_REFRESH,
     SILENCE_KIND,
@@ -77,21 +77,18 @@ class OnDiscord:
     deliver: Deliverer
 
 
+#: an event row's lane by its destination (core/sight/destinations.py)
+EVENT_LANES: dict[Where, int] = {
+    Where.GAME: LANE_ANNOUNCE, Where.SIGNUP: LANE_COSMETIC, Where.TEAM: LANE_CHANNELS,
+    Where.TEAM_SETUP: LANE_CHANNELS, Where.DESK: LANE_DESK, Where.PLACES: LANE_PRIVATE}
+
+
 def event_lane(entry: OutboxEntry) -> int:
     """An event's lane by its audience: the desk, a team's channel, the game channel
     (the signup board's refreshes are edits: cosmetic)."""
     h = entry.head
     assert h is not None
-    audience = h.event.audience.kind
-    if audience == "master":
-        return LANE_DESK
-    if audience == "team":
-        return LANE_CHANNELS
-    if audience != "public":
-        return LANE_PRIVATE
-    if h.event.kind in SIGNUP_EVENTS:
-        return LANE_COSMETIC
-    return LANE_ANNOUNCE
+    return EVENT_LANES[destination(h.event.kind, h.event.audience).where]
 
 
 async def _event(d: Delivery, info: GameInfo, entry: OutboxEntry) -> None:

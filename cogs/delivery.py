@@ -32,6 +32,8 @@ import discord
 
 from core.game.events import Event, EventKind
 from core.settings import Settings
+from core.sight.destinations import Where
+from core.sight.destinations import of as destination_of
 from core.sight.narrate import team_name
 from core.sight.visibility import RecordCount
 from core.sight.vocabulary import Team
@@ -98,9 +100,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Events posted in a private channel rather than the game channel: a team's, or the
-# master's desk (cogs/desk.py).
-PRIVATE = frozenset({"team", "master"})
 
 
 #: seconds an outbox request may wait for its channel's or guild's window in the budget
@@ -300,9 +299,10 @@ class Delivery:
         event = entry.event()
         if event is None:
             return False
-        if event.audience.kind in PRIVATE:
+        where = destination_of(event)
+        if where.private:
             steps = ["team"]
-        elif event.kind in SIGNUP_EVENTS:
+        elif where.where is Where.SIGNUP:
             steps = ["signup"]
         else:
             steps = ["post"] + (["signup"] if event.kind is EventKind.GAME_STARTED else [])
@@ -364,7 +364,8 @@ class Delivery:
         info = await self.service.info(run[0].game_id)
         public, failed = await self._run_private(info, run)
         signup = [x for x, e in public
-                  if e.kind in SIGNUP_EVENTS or e.kind is EventKind.GAME_STARTED]
+                  if destination_of(e).where is Where.SIGNUP
+                  or e.kind is EventKind.GAME_STARTED]
         if signup and not all(self._did(x, "signup") for x in signup):
             await self.refresh_signup(info, signup[0])
             self._mark(signup, "signup")
@@ -383,7 +384,7 @@ class Delivery:
         for entry in run:
             event = entry.event()
             assert event is not None
-            if event.audience.kind not in PRIVATE:
+            if not destination_of(event).private:
                 public.append((entry, event))
             elif failed is None and not self._did(entry, "team"):
                 try:
@@ -400,7 +401,7 @@ class Delivery:
         the day's vote menu (or the role button) on the last; then the files that were
         too slow to go with them (cogs/pictures.py)."""
         todo = [(x, e) for x, e in public
-                if e.kind not in SIGNUP_EVENTS and not self._did(x, "post")]
+                if destination_of(e).where is Where.GAME and not self._did(x, "post")]
         if todo:
             await self._post_public(info, todo, started=any(
                 e.kind is EventKind.GAME_STARTED for _, e in public))
@@ -449,13 +450,13 @@ class Delivery:
         """An engine event: the desk's or a team's line, or a post in the game channel."""
         event = entry.event()
         assert event is not None
-        if event.audience.kind in PRIVATE:
+        if destination_of(event).private:
             await self.private_event(info, event, entry)
         else:
             await self.public_event(info, event, entry)
 
     async def private_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
-        if event.audience.kind == "master":
+        if destination_of(event).where is Where.DESK:
             from .desk import master_event
 
             await master_event(self, info, event, entry)
@@ -471,7 +472,7 @@ class Delivery:
 
     async def public_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
         lang = info.language
-        if event.kind in SIGNUP_EVENTS:
+        if destination_of(event).where is Where.SIGNUP:
             await self.refresh_signup(info, entry)
             return
         view: discord.ui.View | None = None
@@ -538,7 +539,7 @@ class Delivery:
 
     # --- private channels -------------------------------------------------------------------
     async def team_event(self, info: GameInfo, event: Event, entry: OutboxEntry) -> None:
-        if event.kind is EventKind.TEAM_CHANGED:
+        if destination_of(event).where is Where.TEAM_SETUP:
             await self.ensure_team_channel(info, event.audience.team or "",
                                            event.data["members"], event.data["writers"],
                                            entry, left=event.data.get("left") or [])

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from core.game.events import EventKind
 from core.sight.deskpings import ping_kind
+from core.sight.destinations import destination
 from core.storage.outbox import OutboxEntry
 from core.storage.timing import utcnow
 
@@ -46,14 +47,7 @@ def channel_of(entry: OutboxEntry) -> str | None:
     """Which gathering channel an entry posts to: the desk, a team's channel ("team:"
     and its name), or None (not gathered: public, private places, channel set-up)."""
     h = entry.head
-    if h is None:
-        return None
-    audience = h.event.audience
-    if audience.kind == "master":
-        return DESK
-    if audience.kind == "team" and h.event.kind != EventKind.TEAM_CHANGED:
-        return f"team:{audience.team}"
-    return None
+    return None if h is None else destination(h.event.kind, h.event.audience).gathered
 
 
 def _kind(entry: OutboxEntry) -> str:

@@ -237,7 +237,9 @@ COGS_MAY_IMPORT = ("core.game.commands", "core.game.errors", "core.game.events",
                    "core.sight.desk", "core.sight.deskpings", "core.storage.observer",
                    # the catalogue of outbox kinds: what a row carries (its payload
                    # models), never a state (core/storage/kinds.py)
-                   "core.storage.kinds")
+                   "core.storage.kinds",
+                   # where an event goes, from its kind and audience (no state)
+                   "core.sight.destinations")
 
 #: Files that need more, and why (none of it is a game's state).
 COGS_ALSO = {

@@ -24,6 +24,8 @@ from core.game.commands import COMMAND_ADAPTER, Command
 from core.game.events import EVENTS_ADAPTER, Event
 from core.game.rules.owing import REMINDER, reminder_at
 from core.game.state import GameState, PhaseKind
+from core.sight.destinations import Where
+from core.sight.destinations import of as destination_of
 from core.sight.record import files_for
 from core.sight.tallies import record_fields
 from core.storage import statements
@@ -53,6 +55,10 @@ def stores_state(command: Command, old: GameState, new: GameState, stored_seq: i
             or new.seq - stored_seq >= SNAPSHOT_EVERY)
 
 
+#: destinations that are channel posts (core/sight/destinations.py)
+CHANNEL_POSTS = frozenset({Where.GAME, Where.SIGNUP, Where.TEAM, Where.TEAM_SETUP})
+
+
 def default_route(event: Event) -> bool:
     """Events that must reach Discord even across a crash: channel posts (public, team),
     and reminders (no interaction is there to answer them: the scheduler sends them).
@@ -60,7 +66,7 @@ def default_route(event: Event) -> bool:
     Other private notes ('players', 'master') are answered by the Discord layer from
     the returned events; it can make any of them durable with `extra_outbox`.
     """
-    return event.audience.kind in ("public", "team") or event.kind is REMINDER
+    return destination_of(event).where in CHANNEL_POSTS or event.kind is REMINDER
 
 
 class OutboxItem(BaseModel):

@@ -19,8 +19,11 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.game.commands import Command
-from core.game.events import Audience, Event, EventKind
+from core.game.events import Audience, Event
 from core.game.state import GameState
+from core.sight.destinations import SIGNUP_EVENTS as SIGNUP_EVENTS
+from core.sight.destinations import Where, destination
+from core.sight.destinations import of as destination_of
 from core.sight.places import CLOSE_KIND as CLOSE_KIND
 from core.sight.places import PING_KIND as PING_KIND
 from core.sight.places import PLACE_KIND as PLACE_KIND
@@ -34,9 +37,6 @@ EVENT_KIND = "event"  # an engine event (a post in the game channel, a team's, t
 SIGNUP_POST = "signup_post"  # /game create: post the signup board
 SIGNUP_REFRESH = "signup"  # re-render the signup board (rows of older versions only)
 
-#: public events the signup board shows (re-rendered, never posted on their own)
-SIGNUP_EVENTS = frozenset({EventKind.JOINED, EventKind.LEFT, EventKind.ROLES_SET,
-                           EventKind.OPTIONS_SET})
 
 Rows = list[tuple[str, dict[str, Any]]]
 OutboxDeriver = Callable[[GameState, GameState, list[Event]], Rows]
@@ -147,7 +147,7 @@ def routed(event: Event) -> bool:
     outbox posts it if the reply fails), every team one, every one for the master's
     desk. Player notes reach the places through PLACE_KIND rows; LISTED_EVENTS show
     on the live list (core.sight.tallies)."""
-    return event.audience.kind in ("public", "team", "master") \
+    return destination_of(event).where is not Where.PLACES \
         and event.kind not in LISTED_EVENTS
 
 
@@ -177,8 +177,7 @@ def latest_only(row: Row) -> bool:
     if row.kind == SIGNUP_REFRESH:
         return True
     h = head(row)
-    return h is not None and h.event.kind in SIGNUP_EVENTS \
-        and h.event.audience.kind == "public"
+    return h is not None and destination(h.event.kind, h.event.audience).where is Where.SIGNUP
 
 
 R = TypeVar("R", bound=Row)
