@@ -30,6 +30,7 @@ from core.storage.observer import DiscordPatch, GameInfo, GameService
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t
 
+from .catalogue import LANE_ROLES
 from .silence import Silencer
 from .ui.markup import only_role, only_users, role_and_users, user_text
 from .ui.render import card_embed, event_embed
@@ -216,11 +217,15 @@ class Places:
         at once however far the guild's member-role window has let the adds go."""
         outbox = self.bot.outbox
         waiting: set[int] = set()
+        if not outbox.pending_in(info.id, LANE_ROLES):
+            return []  # none at the worker's last look: the role's changes are all out
         for entry in await outbox.pending_of(info.id, PING_KIND):
             change = PingPayload.model_validate(entry.payload)
             done = outbox.done(entry)
             waiting |= {uid for uid in change.add if f"+{role_id}:{uid}" not in done}
             waiting -= set(change.remove)
+        if not waiting:
+            return []
         should = await self.bot.observe.ping_members(info.id)
         return sorted(waiting & should)
 

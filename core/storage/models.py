@@ -51,7 +51,7 @@ class Game(Model):
     live_messages = fields.TextField(default="{}")
     # JSON map "channel:member" -> [type, allow, deny] or null: a member's overwrite as
     # the server had it before the bot first changed it (given back at the end)
-    server_overwrites = fields.TextField(default="{}")
+    server_overwrites = fields.TextField(null=True, default="{}")  # NULL: none kept (older rows)
     created_at = fields.DatetimeField(auto_now_add=True)
     updated_at = fields.DatetimeField(auto_now=True)
 

@@ -295,6 +295,13 @@ class OutboxWorker:
         with background(False):
             await Outbox.filter(id=entry.id).update(progress=json.dumps(sorted(steps)))
 
+    def pending_in(self, game_id: int, lane: int) -> bool:
+        """Whether the game had entries pending in `lane` at the worker's last scan (a
+        scan sees a command's rows together: an entry committed with the one being
+        delivered is known). Lets a deliverer skip a read when there is nothing."""
+        return self._lanes == 1 or (game_id, lane) in self._newest \
+            or (game_id, lane) in self._serving
+
     async def pending_of(self, game_id: int, kind: str) -> list[OutboxEntry]:
         """The game's pending entries of one kind, in order, with their progress (what
         an announcement must know of the ping role's changes still under way)."""

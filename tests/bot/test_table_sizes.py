@@ -29,7 +29,7 @@ from core.game.rules.owing import owing
 from core.game.state import GameState, PhaseKind
 from core.storage.models import PENDING, Outbox
 from tests.bot.helpers import EVERYTHING, Table, _migrated_template, on_virtual_time
-from tests.harness import Harness
+from tests.harness import Harness, virtualtime
 from tests.harness.virtualtime import VirtualTimeLoop, virtual_time
 
 MODULES = {"extra_roles": True, "currency": True, "shop": True, "crypto": True}
@@ -225,8 +225,12 @@ async def check(h: Harness, t: Table, watch: Watch, seen: dict[str, Any]) -> Non
 
 
 @pytest.mark.parametrize("seats", [6, 12, 20, 30])
-def test_two_games_at_every_table_size(tmp_path: Path, seats: int) -> None:
+def test_two_games_at_every_table_size(tmp_path: Path, seats: int,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
     _migrated_template()  # in real time, before the virtual clock runs (test_crowded_guild)
+    # a loaded machine's SQLite thread may take seconds to answer: the clock must not
+    # jump past the harness's timeouts meanwhile (only a real stall should move it)
+    monkeypatch.setattr(virtualtime, "REAL_PATIENCE", 10.0)
     with virtual_time() as loop:
         loop.run_until_complete(table_sizes(tmp_path, loop, seats))
 

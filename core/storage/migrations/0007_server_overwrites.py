@@ -11,6 +11,6 @@ class Migration(migrations.Migration):
         ops.AddField(
             model_name='Game',
             name='server_overwrites',
-            field=fields.TextField(default='{}', unique=False),
+            field=fields.TextField(null=True, default='{}', unique=False),
         ),
     ]
