@@ -202,7 +202,7 @@ class LiveTallies:
         """Whether an earlier public announcement of the game is still to be posted."""
         outbox = getattr(self.bot, "outbox", None)
         return outbox is not None and await outbox.pending_elsewhere(
-            entry, lanes=(LANE_ANNOUNCE,))
+            entry, lanes=(LANE_ANNOUNCE,), replies=False)  # a vote's reply is its record
 
 
 async def setup(bot: MafiaBot) -> None:

@@ -81,6 +81,9 @@ log = logging.getLogger(__name__)
 DeadlineListener = Callable[[int, datetime | None], None]
 GuildFilter = Callable[[int], bool]  # guild id -> does this process serve it?
 OutboxListener = Callable[[], None]
+#: told the rows a commit just wrote (game, guild, [(kind, payload JSON)]): the worker
+#: learns what is due from the commit instead of re-reading every pending row
+OutboxFeed = Callable[[int, int, list[tuple[str, str]]], None]
 T = TypeVar("T")
 
 
@@ -121,6 +124,7 @@ class GameService:
         self.reminder_listeners: list[DeadlineListener] = []
         self.outbox_derivers: list[OutboxDeriver] = []
         self.outbox_listeners: list[OutboxListener] = []
+        self.outbox_feeds: list[OutboxFeed] = []
         self.commit_hooks: list[CommitHook] = [currency_hook]
         self.bundlers: list[Bundler] = []
         # Commands of different games committed together share a transaction (one sync).
@@ -251,7 +255,7 @@ class GameService:
             stored_json = out.state.model_dump_json() \
                 if stores_state(command, old, out.state, slot.stored_seq) else None
             try:
-                (written, held), cancelled = await settle(self._commit(
+                (written, held, fresh), cancelled = await settle(self._commit(
                     pending, extra, columns, stored_json, answer, reply))
             except RuleError as refusal:  # a commit hook refused; nothing was written
                 if refusal.code == "not_enough_lira" and n < ATTEMPTS - 1 \
@@ -261,16 +265,18 @@ class GameService:
                     raise Stale() from None  # another game spent the wallet: decide anew
                 raise
             ordinals[:] = [slot.outbox_seq + 1 + i for i in held]
+            rows[:] = fresh
             self._settled(game_id, slot, out.state, stored_json, written, discord)
             return old, out, written, cancelled
 
         ordinals: list[int] = []
+        rows: list[tuple[str, str]] = []
         async with slot.lock:
             old, out, written, cancelled = await retrying(
                 game_id, attempt, forget=lambda: self._slot.drop(game_id),
                 keeps=lambda exc: bool(refused) and exc is refused[-1])
         new = out.state
-        self._announce(game_id, slot.guild_id, old, new, written)
+        self._announce(game_id, slot.guild_id, old, new, written, rows)
         if cancelled:  # committed all the same: the caller just stopped waiting
             raise asyncio.CancelledError()
         return Applied(state=new, events=out.events, game_id=game_id, seq=new.seq,
@@ -290,7 +296,7 @@ class GameService:
                 deadline=new.deadline, seq=new.seq), discord)
 
     def _announce(self, game_id: int, guild_id: int, old: GameState, new: GameState,
-                  written: int) -> None:
+                  written: int, rows: list[tuple[str, str]] | None = None) -> None:
         """Wake whoever waits on what the commit changed: the deadline, the reminder,
         the outbox (timers only on the shard that owns the guild)."""
         if (new.deadline != old.deadline or new.over != old.over) and self.owned(guild_id):
@@ -299,8 +305,17 @@ class GameService:
             due = reminder_at(new)
             if due != reminder_at(old):
                 self._notify(self.reminder_listeners, game_id, due)
-        if written:
+        if written and rows and self.outbox_feeds:
+            self._feed(game_id, guild_id, rows)
+        elif written:
             self._notify_outbox()
+
+    def _feed(self, game_id: int, guild_id: int, rows: list[tuple[str, str]]) -> None:
+        for feed in list(self.outbox_feeds):
+            try:
+                feed(game_id, guild_id, rows)
+            except Exception:
+                log.exception("outbox feed failed for game %s", game_id)
 
     async def answered(self, game_id: int, ordinals: Sequence[int], *,
                        release: bool = False) -> None:
@@ -339,9 +354,10 @@ class GameService:
     async def _commit(self, p: Pending, extra: list[tuple[str, str]],
                       columns: dict[str, Any], state_json: str | None,
                       answer: Callable[[Event], bool] | None = None,
-                      reply: str | None = None) -> tuple[int, list[int]]:
-        """Write one command (the commit path, core/storage/commit.py); rows written and
-        the indexes of those held for the caller."""
+                      reply: str | None = None
+                      ) -> tuple[int, list[int], list[tuple[str, str]]]:
+        """Write one command (the commit path, core/storage/commit.py); rows written,
+        the indexes of those held for the caller, and the rows (for the worker's feed)."""
         rows = outbox_rows(p, extra, self.route, self.outbox_derivers, self.bundlers,
                            answer, reply)
         work = writer(p, rows, columns, state_json, self._clock(), self.commit_hooks)
@@ -350,7 +366,7 @@ class GameService:
                 raise Stale()  # the game row moved under us: decide anew
         else:
             await self._write(work)
-        return len(rows), held(rows)
+        return len(rows), held(rows), rows
 
     @overload
     async def _write(self, work: Script) -> bool: ...

@@ -92,3 +92,44 @@ async def test_an_entry_that_never_moves_is_parked_and_counted(
     assert await parked_count() == 1
     line = health_line(await backlog(lambda e: 0, 1, now[0]), None, await parked_count())
     assert line.endswith("parked 1")
+
+
+async def test_the_worker_is_fed_by_the_commit_not_by_scans(
+        game_service: GameService) -> None:
+    """Issue 40/45: after each commit the worker serves the rows the commit wrote; it
+    scans the whole table at its start and at its poll interval, not after every
+    commit (a fifth to a half of a busy shard's time went to those scans)."""
+    from core.game import commands as c
+    from core.play.sim import MASTER
+
+    svc = game_service
+    gid = await svc.create(1, 20, MASTER, "Fed")
+    got: list[int] = []
+
+    async def deliver(entry: OutboxEntry) -> None:
+        got.append(entry.ordinal)
+
+    worker = OutboxWorker(deliver, service=svc, lanes=2, lane=lambda e: 0,
+                          poll_interval=60.0)
+    scans = 0
+    scan = worker._pending_lanes
+
+    async def counted() -> list[tuple[int, int]]:
+        nonlocal scans
+        scans += 1
+        return await scan()
+
+    worker._pending_lanes = counted  # type: ignore[method-assign]
+    await worker.start()
+    try:
+        await until(lambda: scans >= 1, within=2.0)
+        await worker.idle()
+        before, start = scans, len(got)
+        at = datetime.now(UTC)
+        for i in range(5):
+            await svc.apply(gid, c.Join(by=100 + i, at=at, name=f"P{i}"))
+        await until(lambda: len(got) >= start + 5, within=5.0)
+    finally:
+        await worker.stop()
+    assert got == sorted(got) and len(got) == len(set(got))
+    assert scans == before  # five commits, no scan of the table
