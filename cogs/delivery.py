@@ -37,7 +37,7 @@ from core.sight.destinations import of as destination_of
 from core.sight.narrate import team_name
 from core.sight.visibility import RecordCount
 from core.sight.vocabulary import Team
-from core.storage.kinds import PING_KIND, latest_only, same_command
+from core.storage.kinds import PING_KIND, Coalescing, batching, latest_only, same_command
 from core.storage.kinds import SIGNUP_EVENTS as SIGNUP_EVENTS
 from core.storage.observer import (
     DiscordPatch,
@@ -225,14 +225,18 @@ class Delivery:
         instead of one message per event; the master's desk lines of a few seconds go as
         one post, and a team channel's (cogs/gathering.py). Returns how many entries were
         delivered."""
-        gathered = await self._gathered(entries)
-        if gathered:
-            return gathered
-        if all(latest_only(e) for e in entries):
+        rule = batching(entries[0])  # the catalogue's rule for the head's kind
+        if rule is Coalescing.GATHERED:
+            gathered = await self._gathered(entries)
+            if gathered:
+                return gathered
+        if rule is Coalescing.LATEST and all(latest_only(e) for e in entries):
             # edits of one message coalesce: it shows the current state, once
             await self.deliver(entries[-1])
             return len(entries)
-        run = same_command(entries)
+        run = same_command(entries) \
+            if rule in (Coalescing.BUNDLED, Coalescing.GATHERED, Coalescing.LATEST) \
+            else entries[:1]
         if len(run) < 2:
             await self.deliver(entries[0])
             return 1

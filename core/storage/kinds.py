@@ -171,13 +171,32 @@ def head(row: Row) -> EventHead | None:
     return EventHead.model_validate(row.payload) if row.kind == EVENT_KIND else None
 
 
+#: an event row's rule, one of its kind's declared ones, by where it goes
+EVENT_BATCHING: dict[Where, Coalescing] = {
+    Where.GAME: Coalescing.BUNDLED, Where.TEAM_SETUP: Coalescing.BUNDLED,
+    Where.PLACES: Coalescing.BUNDLED, Where.SIGNUP: Coalescing.LATEST,
+    Where.TEAM: Coalescing.GATHERED, Where.DESK: Coalescing.GATHERED}
+
+
+def batching(row: Row) -> Coalescing:
+    """How a row joins the rows after it, as the catalogue declares for its kind (an
+    event row: the one of its kind's rules its destination takes). The worker's batch
+    hook applies it (cogs/delivery.py `deliver_batch`; SUPERSEDE: the worker itself)."""
+    kind = KINDS.get(row.kind)
+    if kind is None:
+        return Coalescing.NONE  # a row of another version: on its own
+    h = head(row)
+    if h is None:
+        return kind.coalescing[0]
+    rule = EVENT_BATCHING[destination(h.event.kind, h.event.audience).where]
+    assert rule in kind.coalescing, (row.kind, rule)
+    return rule
+
+
 def latest_only(row: Row) -> bool:
     """A row whose whole delivery is re-rendering the signup board (a run of them is
     one edit: the last)."""
-    if row.kind == SIGNUP_REFRESH:
-        return True
-    h = head(row)
-    return h is not None and destination(h.event.kind, h.event.audience).where is Where.SIGNUP
+    return batching(row) is Coalescing.LATEST
 
 
 R = TypeVar("R", bound=Row)

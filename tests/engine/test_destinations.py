@@ -38,3 +38,26 @@ def test_every_layer_reads_one_destination(kind: EventKind, audience: Audience) 
     assert (where.where is Where.SIGNUP) == (audience.kind == "public"
                                               and kind in SIGNUP_EVENTS)
     assert where.private == (audience.kind in ("team", "master"))
+
+
+@given(st.sampled_from(list(EventKind)), AUDIENCES)
+def test_a_rows_batching_is_one_its_kind_declares(kind: EventKind, audience: Audience
+                                                  ) -> None:
+    """The catalogue's coalescing column is what the batch hook applies (issue 40): an
+    event row takes the one of its kind's rules its destination says; a gathered line
+    is the desk's or a team's, a latest-only one the signup board's."""
+    from core.storage.kinds import KINDS, Coalescing, batching
+
+    event = Event(kind=kind, audience=audience, data={})
+    row = OutboxEntry(id=1, game_id=1, ordinal=1, kind="event", attempts=0,
+                      payload={"seq": 1, "event": event.model_dump(mode="json")})
+    rule = batching(row)
+    assert rule in KINDS["event"].coalescing
+    where = destination(kind, audience)
+    assert (rule is Coalescing.GATHERED) == (where.gathered is not None)
+    assert (rule is Coalescing.LATEST) == (where.where is Where.SIGNUP)
+    for name, declared in KINDS.items():
+        if name != "event":
+            other = OutboxEntry(id=1, game_id=1, ordinal=1, kind=name, payload={},
+                                attempts=0)
+            assert batching(other) is declared.coalescing[0]
