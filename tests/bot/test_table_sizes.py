@@ -16,6 +16,7 @@ overwrite request is sent twice for the same member and game; nothing stays pend
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -34,6 +35,9 @@ from tests.harness.virtualtime import VirtualTimeLoop, virtual_time
 
 MODULES = {"extra_roles": True, "currency": True, "shop": True, "crypto": True}
 RECORDED = frozenset({"checkin", "vote", "unvote"})
+OVERWRITES = frozenset({"PATCH /channels/{channel_id}",
+                        "PUT /channels/{channel_id}/permissions/{target}",
+                        "DELETE /channels/{channel_id}/permissions/{target}"})
 MEMBER_ROLE = re.compile(r"^(PUT|DELETE) /guilds/\{guild_id\}/members/\{user_id\}/roles/")
 ROLE_MENTION = re.compile(r"<@&(\d+)>")
 USER_MENTION = re.compile(r"<@!?(\d+)>")
@@ -220,6 +224,13 @@ async def check(h: Harness, t: Table, watch: Watch, seen: dict[str, Any]) -> Non
                       if r.status < 300 and MEMBER_ROLE.match(str(r.route))
                       and str(r.params.get("role_id")) == str(seen["role_id"]))
     assert all(n == 1 for n in changes.values()), changes.most_common(3)
+    # no overwrite written twice alike: the same channel given the same overwrites again
+    writes = Counter((r.route, r.params.get("channel_id"), r.params.get("target"),
+                      json.dumps(r.json, sort_keys=True)) for r in h.requests
+                     if r.status < 300 and r.route in OVERWRITES
+                     and (r.route != "PATCH /channels/{channel_id}"
+                          or "permission_overwrites" in (r.json or {})))
+    assert all(n == 1 for n in writes.values()), [w[:3] for w, n in writes.items() if n > 1]
     assert not await Outbox.filter(game_id=t.game_id, status=PENDING).exists()
     assert state.over
 
