@@ -9,7 +9,7 @@ import discord
 import pytest
 
 from bot import ready_line
-from tests.bot.helpers import EVERYTHING, new_bot, open_table, start
+from tests.bot.helpers import EVERYTHING, TIMEOUT, new_bot, open_table, start, started
 from tests.harness import Harness
 
 
@@ -47,3 +47,25 @@ async def test_a_restarted_bot_says_ready_once_with_the_games_it_resumed(
             await bot.on_ready()  # a reconnect fires it again: still one line
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Ready as")]
     assert len(lines) == 1 and lines[0].endswith("1 game resumed."), lines
+
+
+async def test_a_run_freezes_the_heap_after_loading_the_games(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 45: `mafia-bot run` moves what start-up loaded out of the collector's
+    generations (gc.freeze), once, after the games are loaded; a bot built by a test
+    does not (its heap is the test process's)."""
+    import bot as bot_module
+
+    frozen: list[int] = []
+    monkeypatch.setattr(bot_module.gc, "freeze", lambda: frozen.append(1))
+    (tmp_path / "a").mkdir()
+    plain = new_bot(tmp_path / "a")
+    h = await started(plain, Harness(plain, timeout=TIMEOUT))
+    await h.close()
+    assert frozen == []
+    (tmp_path / "b").mkdir()
+    running = new_bot(tmp_path / "b")
+    running.freeze_heap = True
+    h = await started(running, Harness(running, timeout=TIMEOUT))
+    await h.close()
+    assert frozen == [1]
