@@ -600,7 +600,7 @@ class Delivery:
         wanted = {target.id: as_entry(o, ROLE if isinstance(target, discord.Role) else MEMBER)
                   for target, o in overwrites.items()}
         members = [u for u, e in wanted.items() if e[0] == MEMBER and u != guild.me.id]
-        after = with_members(current, left, wanted, members)
+        after = with_members(current, left, wanted, members, guild.me.guild_permissions)
         touched = await write(self.bot.http, channel, guild, channel.id, current, after,
                               t("places.reason", info.language, title=info.title[:80]))
         self._written.note(channel.id, after, touched)

@@ -149,18 +149,28 @@ def server_denies(entry: Entry | None) -> int:
 
 
 def with_members(current: dict[int, Entry], owned: Collection[int],
-                 wanted: dict[int, Entry], members: Collection[int]) -> dict[int, Entry]:
+                 wanted: dict[int, Entry], members: Collection[int],
+                 held: discord.Permissions) -> dict[int, Entry]:
     """`with_owned`, where each of the game's `members` (and those who left) keeps the
     server's denies on his overwrite (`server_denies`): what the bot allows him goes
     without those bits, and a member who left keeps an overwrite of them alone. The bot
-    decides who reads and writes its channels; a moderator's sanction only narrows it."""
+    decides who reads and writes its channels; a moderator's sanction only narrows it.
+    An overwrite the bot changes may carry only bits it may set (`settable`): a deny of
+    one it may not is lost with the change (Discord would refuse the whole overwrite)."""
     out = with_owned(current, owned, wanted)
     for uid in {*owned, *members}:
         kept = server_denies(current.get(uid))
         if not kept:
             continue
         kind, allow, deny = wanted.get(uid, (MEMBER, 0, 0))
-        out[uid] = (kind, allow & ~kept, deny | kept)
+        entry = (kind, allow & ~kept, deny | kept)
+        if entry != current.get(uid):  # written: what the bot may set of them
+            kept &= settable_bits(held)
+            entry = (kind, allow & ~kept, deny | kept)
+        if entry[1] | entry[2]:
+            out[uid] = entry
+        else:
+            out.pop(uid, None)
     return out
 
 
@@ -175,14 +185,20 @@ def as_payload(entries: dict[int, Entry]) -> list[dict[str, Any]]:
             for target, (kind, allow, deny) in entries.items()]
 
 
+def settable_bits(held: discord.Permissions) -> int:
+    """The bits the bot may put in an overwrite: Discord lets it set only the permissions
+    it holds in the guild, Manage Roles only as an administrator."""
+    if held.administrator:
+        return ~0  # every bit
+    return held.value & ~discord.Permissions(manage_roles=True).value
+
+
 def settable(entries: dict[int, Entry], held: discord.Permissions) -> bool:
-    """Whether the bot may send every bit of these overwrites: Discord lets it set only
-    the permissions it holds in the guild, Manage Roles only as an administrator."""
+    """Whether the bot may send every bit of these overwrites (`settable_bits`)."""
     if held.administrator:
         return True
-    manage_roles = discord.Permissions(manage_roles=True).value
-    return all(not (allow | deny) & (~held.value | manage_roles)
-               for _, allow, deny in entries.values())
+    bits = settable_bits(held)
+    return all(not (allow | deny) & ~bits for _, allow, deny in entries.values())
 
 
 # The JSON error codes of a member who left the guild (nothing to set on him).

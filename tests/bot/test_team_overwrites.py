@@ -221,3 +221,22 @@ def test_the_bots_reader_denies_are_told_from_a_moderators() -> None:
     assert server_denies((MEMBER, READS, MUTED)) == MUTED
     assert server_denies((ROLE_KIND, 0, MUTED)) == 0  # a role's: never the bot's to touch
     assert server_denies(None) == 0
+
+
+async def test_a_mute_with_a_bit_the_bot_lacks_keeps_what_the_bot_may_set(h: Harness
+                                                                         ) -> None:
+    """Discord refuses an overwrite with a bit the bot does not hold: when the muted
+    mafioso dies (his overwrite becomes a reader's), the moderator's deny of Use
+    Soundboard (the bot lacks it) cannot be written back, the rest of his mute is, and
+    the clan's change goes through (before: refused, again and again)."""
+    t, clan, muted, mate = await muted_in_the_clan(h)
+    soundboard = discord.Permissions(use_soundboard=True).value
+    assert not h.guild().me.guild_permissions.use_soundboard
+    h.set_overwrite(clan, muted, (READS, MUTED | soundboard))
+    await t.settle()
+    res = await t.do(t.master, "master kick", player=str(muted.id))
+    assert res.ephemeral, res.text
+    await t.settle()
+    assert_access(h, clan, [*t.players, t.master], {muted.id, mate.id}, {mate.id})
+    still_muted(h, clan, muted)
+    assert not listed(h, clan)[muted.id][1] & soundboard
