@@ -522,6 +522,8 @@ async def test_no_role_leaks_in_a_whole_game(h: Harness, monkeypatch: pytest.Mon
     # the audit read something: role cards, morning reports, the final table...
     assert audit.scanned > 50 and audit.pairs > setup.players, (audit.scanned, audit.pairs)
     assert audit.places_checked >= setup.players  # the private places were audited
+    if setup.roles is None and setup.players >= 20:
+        assert len(state.clans) == 2  # the deal of 20 seats: two clans, two channels
     if setup.create.get("crypto"):
         assert agents.anon_checked + agents.whispers > 0
     reveal = state.options.reveal_roles
