@@ -240,3 +240,26 @@ async def test_a_mute_with_a_bit_the_bot_lacks_keeps_what_the_bot_may_set(h: Har
     assert_access(h, clan, [*t.players, t.master], {muted.id, mate.id}, {mate.id})
     still_muted(h, clan, muted)
     assert not listed(h, clan)[muted.id][1] & soundboard
+
+
+async def test_a_moderators_mute_in_the_graveyard_survives_the_next_death(h: Harness
+                                                                          ) -> None:
+    """The graveyard, where the dead write: a moderator mutes the first dead there; the
+    next death rewrites the channel's members, and he stays muted while the newcomer
+    writes (before: the bot's writer overwrite gave him his voice back)."""
+    t = await open_table(h, 8, roles=ROLES)
+    res = await t.do(t.master, "game options", graveyard=True)
+    assert res.ephemeral, res.text
+    await start(t)
+    citizens = await t.holders(Role.CITIZEN)
+    first, second = citizens[0], citizens[1]
+    assert (await t.do(t.master, "master kick", player=str(first.id))).ephemeral
+    await t.settle()
+    grave = (await t.bot.service.info(t.game_id)).private_channels["graveyard"]
+    assert h.permissions_in(first, grave).send_messages
+    h.set_overwrite(grave, first, (READS, MUTED))
+    await t.settle()
+    assert (await t.do(t.master, "master kick", player=str(second.id))).ephemeral
+    await t.settle()
+    still_muted(h, grave, first)
+    assert_access(h, grave, [*t.players, t.master], {first.id, second.id}, {second.id})
