@@ -67,7 +67,7 @@ from .overwrites import (
     as_entry,
     cached_overwrites,
     member_overwrite,
-    with_owned,
+    with_members,
     write,
 )
 from .pictures import Files
@@ -599,11 +599,13 @@ class Delivery:
         """A team channel's overwrites made `overwrites` for the targets the bot owns
         there (@everyone, itself, the members, those who `left`); every other overwrite
         (a server admin's on a role, on a member outside the game) is kept bit for bit,
-        as the dead's silence keeps them in the game channel (cogs/overwrites.py)."""
+        as the dead's silence keeps them in the game channel, and so is a moderator's
+        deny on a member (cogs/overwrites.py `with_members`)."""
         current = self._written.recall(channel.id, cached_overwrites(channel))
         wanted = {target.id: as_entry(o, ROLE if isinstance(target, discord.Role) else MEMBER)
                   for target, o in overwrites.items()}
-        after = with_owned(current, left, wanted)
+        members = [u for u, e in wanted.items() if e[0] == MEMBER and u != guild.me.id]
+        after = with_members(current, left, wanted, members, guild.me.guild_permissions)
         touched = await write(self.bot.http, channel, guild, channel.id, current, after,
                               t("places.reason", info.language, title=info.title[:80]))
         self._written.note(channel.id, after, touched)

@@ -8,8 +8,9 @@ are each denied explicitly. A member overwrite beats his guild roles' allows.
 Below, a channel's whole list as one PATCH sends it (cogs/silence.py, the team channels
 of cogs/delivery.py): what the cache holds, the bot's own part changed (bits on some
 members: `with_bits`, given back as the server had them: `with_server`; whole
-overwrites of the targets it owns: `with_owned`), every other overwrite (a server
-admin's) kept as it is, bit for bit; `write` sends it.
+overwrites of the targets it owns: `with_owned`, a moderator's denies on the game's
+members kept: `with_members`), every other overwrite (a server admin's) kept as it is,
+bit for bit; `write` sends it.
 """
 
 from __future__ import annotations
@@ -125,6 +126,54 @@ def with_owned(current: dict[int, Entry], owned: Collection[int],
     return {**{target: e for target, e in current.items() if target not in mine}, **wanted}
 
 
+# The posting bits `/game start` needs the bot to hold (cogs.lobby.REQUIRED_TO_START):
+# every reader's overwrite the bot writes in a team channel denies all of them.
+READER_MARK = discord.Permissions(
+    send_messages=True, send_messages_in_threads=True, create_public_threads=True,
+    create_private_threads=True, add_reactions=True, embed_links=True,
+    manage_threads=True).value
+ALL_POSTING = discord.Permissions(**dict.fromkeys(POSTING, True)).value
+
+
+def server_denies(entry: Entry | None) -> int:
+    """The deny bits of a game member's overwrite in a team channel that are not the
+    bot's (a moderator's mute): the bot denies a writer nothing, and a reader exactly the
+    posting bits. So an overwrite denying every bit of `READER_MARK` is the bot's reader
+    overwrite, its posting denies the bot's; any other deny is the server's. A
+    moderator's deny of every one of those bits on a writer reads as the bot's (RULES.md
+    §3, "What the bot does to the server's overwrites")."""
+    if entry is None or entry[0] != MEMBER:
+        return 0
+    deny = entry[2]
+    return deny & ~ALL_POSTING if deny & READER_MARK == READER_MARK else deny
+
+
+def with_members(current: dict[int, Entry], owned: Collection[int],
+                 wanted: dict[int, Entry], members: Collection[int],
+                 held: discord.Permissions) -> dict[int, Entry]:
+    """`with_owned`, where each of the game's `members` (and those who left) keeps the
+    server's denies on his overwrite (`server_denies`): what the bot allows him goes
+    without those bits, and a member who left keeps an overwrite of them alone. The bot
+    decides who reads and writes its channels; a moderator's sanction only narrows it.
+    An overwrite the bot changes may carry only bits it may set (`settable`): a deny of
+    one it may not is lost with the change (Discord would refuse the whole overwrite)."""
+    out = with_owned(current, owned, wanted)
+    for uid in {*owned, *members}:
+        kept = server_denies(current.get(uid))
+        if not kept:
+            continue
+        kind, allow, deny = wanted.get(uid, (MEMBER, 0, 0))
+        entry = (kind, allow & ~kept, deny | kept)
+        if entry != current.get(uid):  # written: what the bot may set of them
+            kept &= settable_bits(held)
+            entry = (kind, allow & ~kept, deny | kept)
+        if entry[1] | entry[2]:
+            out[uid] = entry
+        else:
+            out.pop(uid, None)
+    return out
+
+
 def as_entry(overwrite: discord.PermissionOverwrite, kind: int) -> Entry:
     allow, deny = overwrite.pair()
     return (kind, allow.value, deny.value)
@@ -136,14 +185,20 @@ def as_payload(entries: dict[int, Entry]) -> list[dict[str, Any]]:
             for target, (kind, allow, deny) in entries.items()]
 
 
+def settable_bits(held: discord.Permissions) -> int:
+    """The bits the bot may put in an overwrite: Discord lets it set only the permissions
+    it holds in the guild, Manage Roles only as an administrator."""
+    if held.administrator:
+        return ~0  # every bit
+    return held.value & ~discord.Permissions(manage_roles=True).value
+
+
 def settable(entries: dict[int, Entry], held: discord.Permissions) -> bool:
-    """Whether the bot may send every bit of these overwrites: Discord lets it set only
-    the permissions it holds in the guild, Manage Roles only as an administrator."""
+    """Whether the bot may send every bit of these overwrites (`settable_bits`)."""
     if held.administrator:
         return True
-    manage_roles = discord.Permissions(manage_roles=True).value
-    return all(not (allow | deny) & (~held.value | manage_roles)
-               for _, allow, deny in entries.values())
+    bits = settable_bits(held)
+    return all(not (allow | deny) & ~bits for _, allow, deny in entries.values())
 
 
 # The JSON error codes of a member who left the guild (nothing to set on him).

@@ -10,6 +10,8 @@ from typing import Any
 import discord
 import pytest
 
+from cogs.overwrites import MEMBER, as_entry, member_overwrite, server_denies
+from cogs.overwrites import ROLE as ROLE_KIND
 from core.game.roles import Role
 from tests.bot.helpers import Table, open_table, start
 from tests.harness import Harness
@@ -146,3 +148,118 @@ async def test_a_cancelled_games_clan_closes_and_keeps_the_admins_overwrites(
     assert (await t.bot.service.info(t.game_id)).private_channels.get("clan:1") == clan
     assert_admins_kept(h, clan, mod, watcher, watchers)
     assert_access(h, clan, [*t.players, t.master], mafiosi, set())
+
+
+# --- a moderator's deny on a player in a team channel (issue 41) ---------------------------
+# A moderator's mute, as the issue's attack set it in the game channel.
+MUTED = discord.Permissions(send_messages=True, add_reactions=True,
+                            send_messages_in_threads=True, create_public_threads=True,
+                            create_private_threads=True).value
+READS = discord.Permissions(view_channel=True, read_message_history=True).value
+
+
+async def muted_in_the_clan(h: Harness) -> tuple[Table, int, Any, Any]:
+    """A started game; a moderator mutes one living mafioso in the clan channel, editing
+    the bot's overwrite on him the way Discord's settings do (his Send Messages allow
+    turned into a deny, with the other posting bits)."""
+    t = await open_table(h, 8, roles=ROLES)
+    await start(t)
+    clan = (await t.bot.service.info(t.game_id)).private_channels["clan:1"]
+    muted, mate = await t.holders(Role.MAFIOSO)
+    h.set_overwrite(clan, muted, (READS, MUTED))
+    await t.settle()
+    assert not h.permissions_in(muted, clan).send_messages
+    return t, clan, muted, mate
+
+
+def still_muted(h: Harness, clan: int, muted: Any) -> None:
+    allow, deny = listed(h, clan)[muted.id]
+    assert deny & MUTED == MUTED and not allow & MUTED, (allow, deny)
+    perms = h.permissions_in(muted, clan)
+    assert perms.view_channel and perms.read_message_history
+    assert not perms.send_messages and not perms.add_reactions
+
+
+async def test_a_moderators_mute_in_the_clan_survives_a_death_and_the_end(h: Harness) -> None:
+    """Before: the clan's next change (his mate's death) wrote the bot's whole writer
+    overwrite on him, and he could post again; now the moderator's denies stay through
+    the change and the after-game archive."""
+    t, clan, muted, mate = await muted_in_the_clan(h)
+    res = await t.do(t.master, "master kick", player=str(mate.id))
+    assert res.ephemeral, res.text
+    await t.settle()
+    still_muted(h, clan, muted)
+    assert_access(h, clan, [*t.players, t.master], {muted.id, mate.id}, set())
+    res = await t.do(t.master, "game cancel")
+    assert res.ephemeral, res.text
+    await t.settle()
+    still_muted(h, clan, muted)
+    assert_access(h, clan, [*t.players, t.master], {muted.id, mate.id}, set())
+
+
+async def test_a_replaced_players_mute_stays_and_his_substitute_writes(h: Harness) -> None:
+    """A muted mafioso replaced: he loses the channel (no allow left), the moderator's
+    denies stay on him alone; his substitute gets the bot's writer overwrite."""
+    t, clan, muted, mate = await muted_in_the_clan(h)
+    sub = h.add_member("Substitute")
+    res = await t.do(t.master, "master replace", old=str(muted.id), new=str(sub.id))
+    assert res.ephemeral, res.text
+    await t.settle()
+    assert listed(h, clan)[muted.id] == (0, MUTED)
+    assert_access(h, clan, [*t.players, t.master, sub], {sub.id, mate.id}, {sub.id, mate.id})
+
+
+def test_the_bots_reader_denies_are_told_from_a_moderators() -> None:
+    """A reader's overwrite (every posting bit denied) is the bot's: only a deny outside
+    the posting bits is the server's. A writer's denies are all the server's: the bot
+    denies a writer nothing."""
+    reader = as_entry(member_overwrite(False), MEMBER)
+    writer = as_entry(member_overwrite(True), MEMBER)
+    soundboard = discord.Permissions(use_soundboard=True).value
+    assert server_denies(reader) == 0 and server_denies(writer) == 0
+    assert server_denies((MEMBER, reader[1], reader[2] | soundboard)) == soundboard
+    assert server_denies((MEMBER, READS, MUTED)) == MUTED
+    assert server_denies((ROLE_KIND, 0, MUTED)) == 0  # a role's: never the bot's to touch
+    assert server_denies(None) == 0
+
+
+async def test_a_mute_with_a_bit_the_bot_lacks_keeps_what_the_bot_may_set(h: Harness
+                                                                         ) -> None:
+    """Discord refuses an overwrite with a bit the bot does not hold: when the muted
+    mafioso dies (his overwrite becomes a reader's), the moderator's deny of Use
+    Soundboard (the bot lacks it) cannot be written back, the rest of his mute is, and
+    the clan's change goes through (before: refused, again and again)."""
+    t, clan, muted, mate = await muted_in_the_clan(h)
+    soundboard = discord.Permissions(use_soundboard=True).value
+    assert not h.guild().me.guild_permissions.use_soundboard
+    h.set_overwrite(clan, muted, (READS, MUTED | soundboard))
+    await t.settle()
+    res = await t.do(t.master, "master kick", player=str(muted.id))
+    assert res.ephemeral, res.text
+    await t.settle()
+    assert_access(h, clan, [*t.players, t.master], {muted.id, mate.id}, {mate.id})
+    still_muted(h, clan, muted)
+    assert not listed(h, clan)[muted.id][1] & soundboard
+
+
+async def test_a_moderators_mute_in_the_graveyard_survives_the_next_death(h: Harness
+                                                                          ) -> None:
+    """The graveyard, where the dead write: a moderator mutes the first dead there; the
+    next death rewrites the channel's members, and he stays muted while the newcomer
+    writes (before: the bot's writer overwrite gave him his voice back)."""
+    t = await open_table(h, 8, roles=ROLES)
+    res = await t.do(t.master, "game options", graveyard=True)
+    assert res.ephemeral, res.text
+    await start(t)
+    citizens = await t.holders(Role.CITIZEN)
+    first, second = citizens[0], citizens[1]
+    assert (await t.do(t.master, "master kick", player=str(first.id))).ephemeral
+    await t.settle()
+    grave = (await t.bot.service.info(t.game_id)).private_channels["graveyard"]
+    assert h.permissions_in(first, grave).send_messages
+    h.set_overwrite(grave, first, (READS, MUTED))
+    await t.settle()
+    assert (await t.do(t.master, "master kick", player=str(second.id))).ephemeral
+    await t.settle()
+    still_muted(h, grave, first)
+    assert_access(h, grave, [*t.players, t.master], {first.id, second.id}, {second.id})

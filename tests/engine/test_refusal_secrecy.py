@@ -194,12 +194,10 @@ def stir(table: Table, rng: random.Random) -> None:
             table.send(cmd)
 
 
-@pytest.mark.slow_property
-@slow_property
-@given(seed=st.integers(0, 10**6), players=st.integers(6, 13), reveal=st.booleans(),
-       phases=st.integers(0, 6))
-def test_refusals_do_not_depend_on_hidden_facts(seed: int, players: int, reveal: bool,
-                                                phases: int) -> None:
+def refusal_problems(seed: int, players: int, reveal: bool, phases: int
+                     ) -> list[str] | None:
+    """One random game (every module on) stopped after `phases` phases, swept for one
+    sender of every role, alive and dead; None when the game is over by then."""
     options = Options(extra_roles=True, currency=True, shop=True, crypto=True,
                       reveal_roles=reveal)
     table = Table(seed, players, options)
@@ -210,15 +208,37 @@ def test_refusals_do_not_depend_on_hidden_facts(seed: int, players: int, reveal:
             break
         random_phase(table)
     if table.state.over:
-        return
+        return None
     stir(table, rng)
     state, at = table.state, table.tick()
     by_role: dict[tuple[Any, bool], list[int]] = {}
     for p in state.players:  # one sender of every role, alive and dead
         by_role.setdefault((p.role, p.alive), []).append(p.uid)
     senders = [rng.choice(uids) for _, uids in sorted(by_role.items(), key=str)]
-    problems = [f"sender {s} ({state.player(s).role}): {p}"  # type: ignore[union-attr]
-                for s in senders for p in sweep(state, s, at) + whisper_sweep(state, s, at)]
+    return [f"sender {s} ({state.player(s).role}): {p}"  # type: ignore[union-attr]
+            for s in senders for p in sweep(state, s, at) + whisper_sweep(state, s, at)]
+
+
+@pytest.mark.slow_property
+@slow_property
+@given(seed=st.integers(0, 10**6), players=st.integers(6, 13), reveal=st.booleans(),
+       phases=st.integers(0, 6))
+def test_refusals_do_not_depend_on_hidden_facts(seed: int, players: int, reveal: bool,
+                                                phases: int) -> None:
+    problems = refusal_problems(seed, players, reveal, phases)
+    assert not problems, "\n".join(problems[:10])  # None: the game ended, nothing to sweep
+
+
+@pytest.mark.parametrize(("players", "reveal", "phases"), [
+    (12, True, 2), (12, False, 3), (20, True, 1), (20, False, 3)],  # day 1, nights 1 and 0
+    ids=["12-revealed-day1", "12-hidden-night1", "20-revealed-night0", "20-hidden-night1"])
+def test_refusals_keep_secrets_at_the_table_sizes_forums_play(players: int, reveal: bool,
+                                                              phases: int) -> None:
+    """The sizes of issue 41 on every run, not left to hypothesis's draw: 12 seats (one
+    clan, the extra roles) and 20 (two clans), with the game still on (a sweep of an
+    ended game would check nothing)."""
+    problems = refusal_problems(4100 + players, players, reveal, phases)
+    assert problems is not None, "the game ended before the sweep"
     assert not problems, "\n".join(problems[:10])
 
 

@@ -31,13 +31,17 @@ ROLES = {"Don": "mafioso:1", "Vito": "mafioso:1", "Ivan": "investigator", "Serg"
          "Bob": "bouncer", "Kate": "killer", "Olga": "occultist", "C1": "citizen",
          "C2": "citizen", "C3": "citizen", "C4": "citizen", "C5": "citizen"}
 HIDDEN = Options(extra_roles=True, currency=True, shop=True, reveal_roles=False)
+# The table of 20 (issue 41): two clans, the operative, more citizens; every module on.
+ROLES_20 = {**ROLES, "Luca": "mafioso:2", "Tony": "mafioso:2", "Opie": "operative",
+            **{f"C{i}": "citizen" for i in range(6, 10)}, "Ada": "advocate:1"}
+EVERY = HIDDEN.model_copy(update={"crypto": True})
 FUNDS = 10_000
 
 
-def world(victim: str, options: Options = HIDDEN) -> Game:
+def world(victim: str, options: Options = HIDDEN, roles: dict[str, str] = ROLES) -> Game:
     """Night 0: the mafia kills C3 and the killer kills `victim`; then day 1 opens (the
     morning names two dead, without roles)."""
-    g = Game(ROLES, options)
+    g = Game(roles, options)
     g.to_night(0)
     g.night("Don", "C3")
     g.night("Kate", victim)
@@ -101,10 +105,11 @@ def swap(a: str, b: str) -> Callable[[str], str]:
     return lambda n: b if n == a else a if n == b else n
 
 
-def compare(sender: str, at_night: bool = False) -> list[str]:
+def compare(sender: str, at_night: bool = False, roles: dict[str, str] = ROLES,
+            options: Options = HIDDEN) -> list[str]:
     """What differs for `sender` between the world where the occultist died and the one
     where C2 died (C2 there stands for Olga here: the sender cannot tell them apart)."""
-    worlds = {"Olga": world("Olga"), "C2": world("C2")}
+    worlds = {v: world(v, options, roles) for v in ("Olga", "C2")}
     if at_night:  # the evening: day spells bought for the next day
         for g in worlds.values():
             g.advance()
@@ -123,7 +128,7 @@ def compare(sender: str, at_night: bool = False) -> list[str]:
     problems = []
     made_a, made_b = makers(a, sender), makers(b, sender)
     for what in made_a:
-        for target in ROLES:
+        for target in roles:
             got_a = outcome(a, made_a[what](a.id(target)), a.id(sender), name_a)
             got_b = outcome(b, made_b[what](b.id(rename(target))), b.id(sender), name_b)
             if got_a != got_b:
@@ -148,6 +153,15 @@ def test_a_day_spell_on_the_dead_does_not_tell_whether_the_occultist_died(sender
     accepted or refused alike in both worlds, at the same price, and /cast offers the
     same players."""
     problems = compare(sender)
+    assert not problems, "\n".join(problems[:10])
+
+
+@pytest.mark.parametrize("at_night", [False, True], ids=["day", "evening"])
+@pytest.mark.parametrize("sender", ["C1", "Luca", "Opie"])
+def test_the_same_at_a_table_of_20_with_every_module(sender: str, at_night: bool) -> None:
+    """The table sizes of issue 41: two clans, the operative, crypto on too."""
+    assert len(ROLES_20) == 20
+    problems = compare(sender, at_night, ROLES_20, EVERY)
     assert not problems, "\n".join(problems[:10])
 
 
