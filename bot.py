@@ -1,7 +1,7 @@
 """The Discord bot: the Bot subclass, its start-up, and the `run` entry point.
 
 setup_hook wires storage (service, deadline scheduler), loads the cogs (the
-outbox's worker and the request budget first: cogs/outbox.py), registers the
+outbox's worker and the request budget first: cogs/delivery/outbox.py), registers the
 persistent components and syncs the command tree when it changed since the last sync.
 """
 
@@ -24,8 +24,8 @@ from discord import app_commands
 from discord.ext import commands
 from pydantic import ValidationError
 
+from cogs.delivery.budget import RateBudget, global_limit
 from cogs.utils import bot as shared
-from cogs.utils.budget import RateBudget, global_limit
 from cogs.utils.errors import send_error
 from cogs.utils.logs import bind_interaction, setup_logging
 from cogs.utils.observed import COMMAND_FAILED, ERROR, REFUSED, STARTED
@@ -41,11 +41,11 @@ from core.text.i18n import normalize_locale, t
 
 log = logging.getLogger("mafia")
 
-#: the extension owning the background delivery (cogs/outbox.py), loaded at login
-DELIVERY = "cogs.outbox"
+#: the extension owning the background delivery (cogs/delivery/outbox.py), loaded at login
+DELIVERY = "cogs.delivery.outbox"
 EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
-    "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.tally", "cogs.stats",
+    "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.delivery.tally", "cogs.stats",
     "cogs.metrics",  # /healthz and /metrics, with METRICS_PORT (nothing without it)
 )
 
@@ -82,7 +82,7 @@ class MafiaTree(app_commands.CommandTree["MafiaBot"]):
 
 class MafiaBot(shared.MafiaBot):
     """The running bot: storage wired up; delivery and the rate budget come with the
-    cogs.outbox extension (the cogs' view of it, with the game lookup, is
+    cogs.delivery.outbox extension (the cogs' view of it, with the game lookup, is
     cogs.utils.bot.MafiaBot)."""
 
     def __init__(self, settings: Settings, *, manage_db: bool = True,
@@ -113,7 +113,7 @@ class MafiaBot(shared.MafiaBot):
         self.private_index: dict[int, int] = {}  # private channel id -> game id
         # Discord's rate limits planned for, not run into (docs/rate-limits.md): the
         # budget exists from the start (tests put it on their clock before login); the
-        # cogs.outbox extension, loaded first by setup_hook, installs it on the HTTP
+        # cogs.delivery.outbox extension, loaded first by setup_hook, installs it on the HTTP
         # client and owns the outbox's deliverer and worker and the budget shared with
         # the token's other processes (docs/delivery.md).
         self.budget = RateBudget(global_limit(settings.global_rate_limit))
@@ -169,7 +169,7 @@ class MafiaBot(shared.MafiaBot):
 
     async def close(self) -> None:
         await self.scheduler.stop()
-        await super().close()  # unloads the extensions: cogs.outbox stops the worker
+        await super().close()  # unloads the extensions: cogs.delivery.outbox stops the worker
         await self.service.close()
         if self.manage_db:
             await close_db()

@@ -393,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "status":
         import asyncio
 
-        from cogs.delivery import outbox_status
+        from cogs.delivery.deliverer import outbox_status
 
         url = args.db or _database_url()
         missing = _missing_file(url)

@@ -13,7 +13,7 @@ Lower bound (what no design can go below):
   + the signup board (one post by the outbox; /game create's reply only confirms)
   + one announcement per phase change (each phase opened, and the end of the game)
   + the channel set-up (one category and one channel per private team)
-  + the private places and the ping role (cogs/places.py), each call a necessary one:
+  + the private places and the ping role (cogs/delivery/places.py), each call a necessary one:
     per seat one thread, its player and the master let in, one message per command
     that has news for him, and the thread archived at the end; the role created,
     given, taken and deleted once per change the game's outbox asked for
@@ -38,8 +38,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from cogs.places import is_place_key
-from cogs.tally import TALLY_KIND
+from cogs.delivery.places import is_place_key
+from cogs.delivery.tally import TALLY_KIND
 from core.game.engine import legal_targets, night_move
 from core.game.roles import Side
 from core.game.state import PhaseKind

@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogs.utils.budget import GLOBAL_LIMIT
+from cogs.delivery.budget import GLOBAL_LIMIT
 
 from . import archive as archive_bench
 from . import backends, floor, resume

@@ -11,7 +11,7 @@ Issue 30's `scaleout_games` and `scaleout_429`. What runs:
   processes together meet the limit Discord keeps per token. Per-route limits stay in
   each child's fake: every route a shard uses is keyed by a channel or guild that only
   this shard serves, so they are not shared in Discord either;
-- the bot's request budget shared the way a deployment shares it (cogs/sharedbudget.py:
+- the bot's request budget shared the way a deployment shares it (cogs/delivery/sharedbudget.py:
   each process leases its share of 50/s from PostgreSQL), started after the set-up.
 
 What this is not: the children do not share one fake *world* (gateway, guilds, members):
@@ -128,7 +128,7 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
     """Shard `shard` of `count`: set up, say "ready", wait for "go", play, say "result"."""
     from bot import MafiaBot, tune_runtime
     from cogs import sharedbudget
-    from cogs.utils.budget import RateBudget
+    from cogs.delivery.budget import RateBudget
     from core.storage.models import Outbox
     from tests.harness import Harness
     from tests.harness.ratelimits import VirtualClock

@@ -1,4 +1,4 @@
-"""The shared request budget (cogs/sharedbudget.py) measured: K bot "processes" (each a
+"""The shared request budget (cogs/delivery/sharedbudget.py) measured: K bot "processes" (each a
 discord.py HTTP client, its own RateBudget and its own PostgreSQL connection) flood one
 fake Discord whose global limit (50/s) runs in real time.
 
@@ -23,7 +23,8 @@ from typing import Any
 import discord.http
 from discord.http import Route
 
-from cogs.sharedbudget import (
+from cogs.delivery.budget import GLOBAL_LIMIT, RateBudget
+from cogs.delivery.sharedbudget import (
     LOCK_NAMESPACE,
     PostgresShares,
     SharedBudget,
@@ -32,7 +33,6 @@ from cogs.sharedbudget import (
     token_key,
     watch_http,
 )
-from cogs.utils.budget import GLOBAL_LIMIT, RateBudget
 
 ROUTE = "GET /channels/{channel_id}"
 TOKEN = "bench.fake.token"

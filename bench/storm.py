@@ -8,8 +8,8 @@ Masters set deadlines at round hours, so hundreds of games change phase at once 
 game's announcement, its private posts and the cosmetic edits fall due together.  The fake
 Discord enforces Discord's rate limits in real time here (tests/harness/ratelimits.py:
 50 requests/s globally, 5 messages per 5 s per channel ...; discord.py's waits are real,
-retry_sleep_scale=1), and the bot plans its requests with its own budget (cogs/ratelimits.py,
-cogs/utils/budget.py) and the outbox's priority lanes.
+retry_sleep_scale=1), and the bot plans its requests with its own budget
+(cogs/delivery/ratelimits.py, cogs/delivery/budget.py) and the outbox's priority lanes.
 
 Set-up (games created through the GameService, played to day 1 with every module on) runs
 with the limits off: it is not what is measured.  Then, at one moment, every game's
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import MafiaBot, tune_runtime
-from cogs.utils.budget import GLOBAL_LIMIT, RateBudget
+from cogs.delivery.budget import GLOBAL_LIMIT, RateBudget
 from core.game import commands as c
 from core.storage.db import background, reader
 from core.storage.models import PENDING, Outbox

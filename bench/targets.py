@@ -55,7 +55,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cogs.utils.budget import GLOBAL_LIMIT, RateBudget
+from cogs.delivery.budget import GLOBAL_LIMIT, RateBudget
 from core.game import commands as c
 from core.game.engine import legal_targets, night_move
 from core.game.errors import RuleError

@@ -22,8 +22,9 @@ from core.storage.observer import (
 )
 from core.text.i18n import t
 
-from . import balance, desk
+from . import balance
 from .base import GameCog
+from .delivery import desk
 from .ui.components import SignupButton
 from .ui.lobby import SIGNUP_POST, signup_embed
 from .ui.markup import user_text
@@ -35,7 +36,7 @@ from .utils.errors import refusal, send_error
 from .utils.sight import seat_sights
 
 # The posting permissions are needed to DENY them to the dead in their team channels
-# (a bot can set only the permissions it holds: cogs/overwrites.py). Files and links
+# (a bot can set only the permissions it holds: cogs/delivery/overwrites.py). Files and links
 # need a message, which Send Messages (always denied) already forbids.
 REQUIRED_TO_START = ("manage_channels", "manage_roles", "send_messages", "embed_links",
                      "view_channel", "create_private_threads", "send_messages_in_threads",

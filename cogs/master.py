@@ -14,8 +14,8 @@ from core.sight.deskpings import PING_KINDS
 from core.sight.narrate import team_name
 from core.text.i18n import t
 
-from . import desk
 from .base import GameCog, PlayerArg, ack
+from .delivery import desk
 from .ui.text import L, command_kwargs, localized, mention, user_lang, when
 from .utils.bot import MafiaBot, is_admin
 
@@ -103,7 +103,7 @@ class Master(GameCog):
                     away: bool | None = None, orders: bool | None = None,
                     sight: bool | None = None, anon: bool | None = None,
                     standby: bool | None = None, missed: bool | None = None) -> None:
-        """Which desk lines ping the master (cogs/desk.py `choose_pings`)."""
+        """Which desk lines ping the master (cogs/delivery/desk.py `choose_pings`)."""
         info = await self._master_game(interaction)
         await desk.choose_pings(interaction, info, {
             "away": away, "orders": orders, "sight": sight, "anon": anon,

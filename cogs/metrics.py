@@ -43,8 +43,8 @@ from prometheus_client.registry import Collector
 
 from core.storage import probe
 
+from .delivery.budget import GLOBAL, Key
 from .utils.bot import MafiaBot
-from .utils.budget import GLOBAL, Key
 from .utils.observed import OK, STARTED
 
 log = logging.getLogger(__name__)

@@ -83,10 +83,10 @@ class Settings(BaseSettings):
 
     # An announcement waits this many seconds at most for its files (a day's vote
     # picture, the archive); files drawn later follow it as a message of their own
-    # (cogs/pictures.py).
+    # (cogs/delivery/pictures.py).
     files_wait_seconds: float = Field(default=1.0, ge=0)
 
-    # The live vote count (cogs/tally.py): one message per day, edited at most once per
+    # The live vote count (cogs/delivery/tally.py): one message per day, edited at most once per
     # this many seconds per message; every vote's public record carries the count after
     # it, so the channel never waits for the edit (docs/delivery.md). The final count at
     # the day's end is never held back.
@@ -102,8 +102,8 @@ class Settings(BaseSettings):
     # The log: one plain line per record, or one JSON object per line (docs/operating.md).
     log_format: Literal["plain", "json"] = "plain"
     # Discord's global allowance for this bot token, a second (unset: the standard one,
-    # which cogs/utils/budget.py knows): for a bot Discord granted more. A sharded
-    # deployment on PostgreSQL shares it between its processes (cogs/sharedbudget.py).
+    # which cogs/delivery/budget.py knows): for a bot Discord granted more. A sharded
+    # deployment on PostgreSQL shares it between its processes (cogs/delivery/sharedbudget.py).
     global_rate_limit: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")

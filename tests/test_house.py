@@ -205,9 +205,10 @@ def test_imports_point_down_the_layers() -> None:
 
 def test_bot_imports_no_cog() -> None:
     """Extensions load by name (the outbox's worker and the request budget with
-    cogs.outbox); the cogs' type of the bot is cogs.utils.bot.MafiaBot."""
+    cogs.delivery.outbox); the cogs' type of the bot is cogs.utils.bot.MafiaBot."""
     cogs = {i for i in import_graph(typing=True)["bot"]
-            if _top(i) == "cogs" and not i.startswith("cogs.utils")}
+            if _top(i) == "cogs" and not i.startswith("cogs.utils")
+            and i != "cogs.delivery.budget"}  # the request budget is no cog
     assert cogs == set()
 
 
@@ -248,26 +249,26 @@ COGS_ALSO = {
                           "core.storage.scheduler", "core.storage.service"),
     # the REST budget (Discord's limits live here, not in core/): storage's generic
     # weighted turns
-    "cogs/utils/budget.py": ("core.storage.turns",),
+    "cogs/delivery/budget.py": ("core.storage.turns",),
     # deliverers of outbox entries
-    "cogs/utils/posting.py": ("core.storage.outbox",),
-    "cogs/desk.py": ("core.storage.outbox",),
-    "cogs/places.py": ("core.storage.outbox",),
-    "cogs/catalogue.py": ("core.storage.outbox",),
-    "cogs/pictures.py": ("core.storage.outbox",),
+    "cogs/delivery/posting.py": ("core.storage.outbox",),
+    "cogs/delivery/desk.py": ("core.storage.outbox",),
+    "cogs/delivery/places.py": ("core.storage.outbox",),
+    "cogs/delivery/catalogue.py": ("core.storage.outbox",),
+    "cogs/delivery/pictures.py": ("core.storage.outbox",),
     # which desk and team lines wait to be gathered: their entries and the clock
-    "cogs/gathering.py": ("core.storage.outbox", "core.storage.timing"),
+    "cogs/delivery/gathering.py": ("core.storage.outbox", "core.storage.timing"),
     # the deliverer: its entries, the operator's settings, and `mafia-bot status` (reads
     # the outbox's backlog from the database, no bot)
-    "cogs/delivery.py": ("core.settings", "core.storage.db", "core.storage.outbox",
+    "cogs/delivery/deliverer.py": ("core.settings", "core.storage.db", "core.storage.outbox",
                          "core.storage.timing"),
     # the background work: the outbox's worker, wired once with the REST budget
-    "cogs/outbox.py": ("core.storage.outbox",),
+    "cogs/delivery/outbox.py": ("core.storage.outbox",),
     # the budget shared by a sharded process, on the database the settings name
-    "cogs/sharedbudget.py": ("core.settings",),
+    "cogs/delivery/sharedbudget.py": ("core.settings",),
     # /healthz and /metrics: the database's parked entries (which prove it answers)
     "cogs/metrics.py": ("core.storage.probe",),
-    "cogs/tally.py": ("core.storage.outbox", "core.sight.tallies"),
+    "cogs/delivery/tally.py": ("core.storage.outbox", "core.sight.tallies"),
     # the server's records and the balance estimate (it knows the setup only), and how
     # many estimates a member and a server may ask for (a clock, no game state)
     "cogs/balance.py": ("core.play.allowance", "core.play.balance", "core.play.setups",
@@ -568,7 +569,7 @@ def discord_limit_mentions(root: Path = ROOT) -> list[str]:
 
 def test_core_knows_nothing_of_discords_limits() -> None:
     """core/storage holds storage (the outbox, its generic worker); the request budget
-    and Discord's limits live in cogs/ (cogs/utils/budget.py, cogs/ratelimits.py)."""
+    and Discord's limits live in cogs/ (cogs/delivery/budget.py, cogs/delivery/ratelimits.py)."""
     assert discord_limit_mentions() == []
 
 
@@ -584,9 +585,9 @@ def test_the_limits_check_would_catch_a_budget_in_core(tmp_path: Path) -> None:
 
 # --- the catalogue of outbox kinds ------------------------------------------------------
 def test_every_outbox_kind_has_exactly_one_discord_entry() -> None:
-    """core/storage/kinds.py lists the kinds; cogs/catalogue.py gives each its lane and
+    """core/storage/kinds.py lists the kinds; cogs/delivery/catalogue.py gives each its lane and
     deliverer, and nothing else (a kind half-wired fails here and at import)."""
-    from cogs.catalogue import DISCORD, LANES
+    from cogs.delivery.catalogue import DISCORD, LANES
     from core.storage.kinds import KINDS
 
     assert sorted(DISCORD) == sorted(KINDS)

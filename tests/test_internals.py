@@ -31,7 +31,7 @@ def _source(obj: Any) -> str:
     return inspect.getsource(obj)
 
 
-# --- discord.py: the rate budget (cogs/ratelimits.py) and the voice warnings (bot.py) -----
+# --- discord.py: the rate budget (cogs/delivery/ratelimits.py), voice warnings (bot.py) --
 def test_http_client_request_is_the_one_door_the_budget_wraps() -> None:
     """install() replaces the instance's `request`: every REST call must go through it
     with (route, **kwargs), the JSON body under `json`, uploads under `files`/`form`."""
@@ -67,7 +67,7 @@ async def test_bucket_cleanup_hook_the_amortized_cleanup_replaces() -> None:
 
 
 def test_channel_overwrites_keep_raw_bits_for_the_whole_list() -> None:
-    """cogs/overwrites.py reads `GuildChannel._overwrites`: entries with `id`, `type`,
+    """cogs/delivery/overwrites.py reads `GuildChannel._overwrites`: entries with `id`, `type`,
     `allow`, `deny` as Discord's ints, an unnamed bit included (the public `overwrites`
     drops it), filled from a channel payload's `permission_overwrites`."""
     from discord.abc import _Overwrites

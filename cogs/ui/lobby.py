@@ -2,7 +2,7 @@
 
 It is owed to Discord like any public record: `/game create` writes a SIGNUP_POST outbox
 entry in the game's own transaction, and the outbox posts the board in the game channel
-(with a nonce) and stores its id (cogs/delivery.py `post_signup`); joins, leaves, the
+(with a nonce) and stores its id (cogs/delivery/deliverer.py `post_signup`); joins, leaves, the
 roles and the options then edit that message."""
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def only_users(uids: Iterable[int]) -> discord.AllowedMentions:
 
 def role_and_users(role_id: int, uids: Iterable[int]) -> discord.AllowedMentions:
     """Exactly this role and these members may be pinged (a phase announcement while the
-    role is still being given: cogs/places.py `unheld`), never @everyone."""
+    role is still being given: cogs/delivery/places.py `unheld`), never @everyone."""
     return discord.AllowedMentions(everyone=False, replied_user=False,
                                    roles=[discord.Object(id=role_id)],
                                    users=[discord.Object(id=u) for u in uids])

@@ -127,7 +127,7 @@ async def record(interaction: discord.Interaction[MafiaBot], info: GameInfo,
 async def _answer_publicly(interaction: discord.Interaction[MafiaBot], info: GameInfo,
                            applied: Outcome) -> None:
     bot = interaction.client
-    # as the outbox would post it (cogs/delivery.py): the same embeds. Should the
+    # as the outbox would post it (cogs/delivery/deliverer.py): the same embeds. Should the
     # process stop before marking the entry, the outbox finds this response by its
     # interaction's id (stored with the entry: `reply`), not by its text
     embeds = [piece for e in applied.events if _recorded(e)

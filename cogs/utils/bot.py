@@ -28,7 +28,7 @@ from core.storage.scheduler import DeadlineScheduler
 from core.storage.service import GameInfo, GameService
 from core.text.i18n import normalize_locale
 
-from .budget import RateBudget
+from ..delivery.budget import RateBudget
 
 #: Where an interaction keeps the game it is about, once looked up (`find_game`): its
 #: options' transformers and its command body share one lookup.
@@ -61,7 +61,7 @@ class Identifies(Protocol):
 
 
 class Coordinated(Protocol):
-    """The token's coordination across processes (cogs/sharedbudget.py Coordination)."""
+    """The token's coordination across processes (cogs/delivery/sharedbudget.py Coordination)."""
 
     @property
     def identify(self) -> Identifies: ...
@@ -69,15 +69,15 @@ class Coordinated(Protocol):
 
 class MafiaBot(commands.Bot):
     """What every cog may rely on: bot.py sets up the settings, the service, the
-    scheduler and the private index; the cogs.outbox extension, loaded first, the
-    budget, the deliverer and the outbox worker (`cogs.outbox.wire`)."""
+    scheduler and the private index; the cogs.delivery.outbox extension, loaded first, the
+    budget, the deliverer and the outbox worker (`cogs.delivery.outbox.wire`)."""
 
     settings: Settings
     service: GameService
     scheduler: DeadlineScheduler
     outbox: OutboxWorker
     budget: RateBudget
-    budgeted: Any  # cogs.ratelimits.BudgetedHTTP (typed there: no import circle)
+    budgeted: Any  # cogs.delivery.ratelimits.BudgetedHTTP (typed there: no import circle)
     delivery: Any  # cogs.delivery.Delivery
     coordination: Coordinated | None = None
     state_dir: Path

@@ -41,7 +41,7 @@ class Destination:
 
     @property
     def gathered(self) -> str | None:
-        """The window a line may wait in to share one post (cogs/gathering.py): the
+        """The window a line may wait in to share one post (cogs/delivery/gathering.py): the
         desk's, or its team channel's ("team:<name>"); None for everything else."""
         if self.where is Where.DESK:
             return "desk"

@@ -3,7 +3,7 @@
 One place says what an outbox row is (issue 30, item 1): its kind, its payload as a
 read-only pydantic model, how its rows coalesce, and which functions of a command make
 the rows (the route of events, the derivers, the bundlers). Which lane a kind waits in
-and who delivers it are the Discord layer's (cogs/catalogue.py, checked against this
+and who delivers it are the Discord layer's (cogs/delivery/catalogue.py, checked against this
 table when it is imported). The stored format is the one rows always had: the models
 read it (extra keys ignored, so rows written by older versions still read) and never
 write it, so nonces, ordinals and payloads stay as they were.
@@ -109,7 +109,7 @@ class Empty(Payload):
 class Coalescing(StrEnum):
     NONE = "none"  # every row is delivered on its own
     BUNDLED = "bundled per command"  # one command's rows as one message (same `seq`)
-    GATHERED = "gathered by window"  # the desk's and a team's lines (cogs/gathering.py)
+    GATHERED = "gathered by window"  # the desk's and a team's lines (cogs/delivery/gathering.py)
     SUPERSEDE = "supersede by key"  # a later row of the same `coalesce` key drops it
     LATEST = "latest only"  # a run of such rows is one re-render: the last
 
@@ -181,7 +181,7 @@ EVENT_BATCHING: dict[Where, Coalescing] = {
 def batching(row: Row) -> Coalescing:
     """How a row joins the rows after it, as the catalogue declares for its kind (an
     event row: the one of its kind's rules its destination takes). The worker's batch
-    hook applies it (cogs/delivery.py `deliver_batch`; SUPERSEDE: the worker itself)."""
+    hook applies it (cogs/delivery/deliverer.py `deliver_batch`; SUPERSEDE: the worker itself)."""
     kind = KINDS.get(row.kind)
     if kind is None:
         return Coalescing.NONE  # a row of another version: on its own

@@ -240,7 +240,7 @@ class Observer:
         """Everyone the master's log names, by the name he knew (file export)."""
         return desk.known_names(history, await self._state(game_id))
 
-    # --- private places (what cogs/delivery.py and cogs/places.py read) -------------
+    # --- private places (what cogs/delivery/deliverer.py and places.py read) ----------
     async def channel_access(self, game_id: int, team: str) -> tuple[list[int], list[int]]:
         return views.channel_access(await self._state(game_id), team)
 

@@ -6,7 +6,7 @@ entry N+1 is not tried before N is delivered or parked. Games are served by
 separate tasks, so a slow or failing channel does not hold back other games.
 Delivery is at-least-once (a crash between sending and marking repeats the
 send); `OutboxEntry.key` names the message stably, and the Discord deliverer turns it
-into the message nonce Discord deduplicates by (cogs/delivery.py), so a repeated post
+into the message nonce Discord deduplicates by (cogs/delivery/deliverer.py), so a repeated post
 returns the first one instead of posting twice.
 
 Coalescing: an entry whose payload names a `coalesce` key (e.g. the edits of one
@@ -156,11 +156,7 @@ class OutboxWorker:
         seconds is parked with its reason (a window that never opens must not hold its
         lane, its game's end or other games for ever)."""
         self._deliver = deliver
-        self._deliver_batch = deliver_batch
-        sizes = [batch_size] * max(1, lanes) if isinstance(batch_size, int) \
-            else list(batch_size)
-        self._batch_sizes = [max(1, n) if deliver_batch is not None else 1 for n in sizes]
-        self._batch_size = self._batch_sizes[0]
+        self._setup_batches(deliver_batch, batch_size, lanes)
         self._notify_parked = notify_parked
         self._max_attempts = max_attempts
         self._backoff = backoff or exponential_backoff()
@@ -183,7 +179,6 @@ class OutboxWorker:
         self._setup_lanes(lane, lanes, max_concurrent, weights, names)
         self._setup_watch(late_after, health_interval, retention, prune_interval)
         self._setup_progress(stuck_after)
-        self._setup_feed()
         self.delivered = 0
         self.parked = 0
         self.superseded = 0  # coalesced entries dropped unsent
@@ -191,16 +186,14 @@ class OutboxWorker:
         self._owns = owns if owns is not None or service is None else service.owns
         self._service = service
         if service is not None:
-            service.outbox_listeners.append(self.wake)
-            if self._lanes > 1:  # fed by the commit: no re-read of every pending row
-                service.outbox_feeds.append(self.fed)
+            self._listen(service)
 
     def _setup_lanes(
         self, lane: Callable[[OutboxEntry], int] | None, lanes: int, max_concurrent: int,
         weights: Sequence[float] | None, names: Sequence[str] | None,
     ) -> None:
         """`lane` sorts entries into `lanes` lanes (0: public announcements, then private
-        pushes, ..., see cogs/delivery.py): each game's lanes are served separately,
+        pushes, ..., see cogs/delivery/deliverer.py): each game's lanes are served separately,
         each in strict ordinal order. The `max_concurrent` slots are split between the
         lanes by `weights` (core/storage/turns.py): the urgent lane gets the largest
         pool, but every lane has its own, which no other lane's work can hold, so no
@@ -215,6 +208,13 @@ class OutboxWorker:
             max_concurrent, list(weights or [1.0] * self._lanes))]
         self._names = list(names or [str(i) for i in range(self._lanes)])
 
+    def _listen(self, service: GameService) -> None:
+        """Woken by the service's commits; with lanes, fed their rows (no re-read of
+        every pending row after each commit)."""
+        service.outbox_listeners.append(self.wake)
+        if self._lanes > 1:
+            service.outbox_feeds.append(self.fed)
+
     def _setup_feed(self) -> None:
         """What the commits fed since the last look, and whether a scan of the whole
         table is owed (a start, a plain wake, the poll interval)."""
@@ -222,9 +222,19 @@ class OutboxWorker:
         self._fed_seen: set[tuple[int, int]] = set()
         self._scan_all = True
 
+    def _setup_batches(self, deliver_batch: DeliverBatch | None,
+                       batch_size: int | Sequence[int], lanes: int) -> None:
+        self._deliver_batch = deliver_batch
+        sizes = [batch_size] * max(1, lanes) if isinstance(batch_size, int) \
+            else list(batch_size)
+        self._batch_sizes = [max(1, n) if deliver_batch is not None else 1 for n in sizes]
+        self._batch_size = self._batch_sizes[0]
+
     def _setup_progress(self, stuck_after: float) -> None:
         """Steps done per entry id in this process, when each entry last moved, and how
-        long an entry may be told to wait without moving before it is parked."""
+        long an entry may be told to wait without moving before it is parked; and what
+        the commits fed (`_setup_feed`)."""
+        self._setup_feed()
         self._stuck_after = stuck_after
         self._steps: dict[int, set[str]] = {}
         self._moved: dict[int, datetime] = {}

@@ -25,7 +25,7 @@ INFO_FIELDS = ("id", "guild_id", "channel_id", "master_id", "title", "phase", "a
                "deadline", "seq", "language", "signup_message_id", "category_id",
                "private_channels", "live_messages", SERVER_OVERWRITES)
 #: A member overwrite as the server had set it before the bot first changed it: [type,
-#: allow, deny], or None (he had none). Keyed by `overwrite_key` (cogs/silence.py).
+#: allow, deny], or None (he had none). Keyed by `overwrite_key` (cogs/delivery/silence.py).
 ServerOverwrite = list[int] | None
 
 
@@ -86,7 +86,7 @@ class GameInfo:
     private_channels: dict[str, int]
     live_messages: dict[str, int] = field(default_factory=dict)  # key -> message id
     # (channel, member) -> the member's overwrite as the server had set it, remembered
-    # before the bot first changed it and given back exactly (cogs/silence.py)
+    # before the bot first changed it and given back exactly (cogs/delivery/silence.py)
     server_overwrites: dict[str, ServerOverwrite] = field(default_factory=dict)
     # The phase (GameState.serial, .number) the game was in when the bot looked it up
     # for an interaction (MafiaBot.find_game): the cog stamps it on phase-bound commands

@@ -5,7 +5,7 @@ slower lanes whenever the urgent one never runs dry, which is what a busy guild 
 like (issue 27). Generic tools, nothing here knows whom the work is for:
 
 - `Stride`, for short turns (a request's grant by the Discord layer's budget,
-  cogs/utils/budget.py): of the lanes that have work now, the one that has had the
+  cogs/delivery/budget.py): of the lanes that have work now, the one that has had the
   least service for its weight goes next (stride scheduling). With weights 8, 4, 2 and
   every lane busy, lane 0 gets 4/7 of the turns, the others 2/7 and 1/7, whatever the
   flood; a lane alone gets every turn; a lane back from idle starts level with the busy

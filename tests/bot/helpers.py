@@ -224,7 +224,7 @@ async def on_virtual_time(tmp_path: Path, loop: Any) -> Harness:
     (tests/harness/virtualtime.py): the service's, the scheduler's, the outbox's, the
     budget's and the fake Discord's rate limits, with discord.py's waits real waits on
     that loop."""
-    from cogs.outbox import wire
+    from cogs.delivery.outbox import wire
     from tests.harness.ratelimits import VirtualClock
 
     bot = new_bot(tmp_path)

@@ -1,5 +1,5 @@
-"""The client-side request budget (cogs/utils/budget.py) and its HTTP wrapper
-(cogs/ratelimits.py): limits held, priorities kept by weighted turns (issue 27), edits
+"""The client-side request budget (cogs/delivery/budget.py) and its HTTP wrapper
+(cogs/delivery/ratelimits.py): limits held, priorities kept by weighted turns (issue 27), edits
 of one message coalesced."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 from discord.http import Route
 
-from cogs.ratelimits import COSMETIC, BudgetedHTTP
-from cogs.utils.budget import Key, RateBudget
+from cogs.delivery.budget import Key, RateBudget
+from cogs.delivery.ratelimits import COSMETIC, BudgetedHTTP
 from tests.harness.virtualtime import virtual_time
 
 
@@ -132,7 +132,7 @@ def test_the_global_limit_follows_the_setting() -> None:
     """GLOBAL_RATE_LIMIT: a bot Discord granted more sends more (issue 44, item 5); the
     standard 50 per second without it."""
     from bot import MafiaBot
-    from cogs.utils.budget import GLOBAL, GLOBAL_LIMIT
+    from cogs.delivery.budget import GLOBAL, GLOBAL_LIMIT
     from core.settings import Settings
 
     assert GLOBAL_LIMIT == 50

@@ -1,4 +1,4 @@
-"""The catalogue of outbox kinds (core/storage/kinds.py, cogs/catalogue.py): every row a
+"""The catalogue of outbox kinds (core/storage/kinds.py, cogs/delivery/catalogue.py): every row a
 real game writes reads as its kind's payload model, a row of another version still
 reads, and each kind has its lane and deliverer."""
 
@@ -9,7 +9,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from cogs.catalogue import DISCORD, LANE_COSMETIC, LANE_PRIVATE, OnDiscord, check, lane
+from cogs.delivery.catalogue import DISCORD, LANE_COSMETIC, LANE_PRIVATE, OnDiscord, check, lane
 from core.sight.places import PLACE_KIND
 from core.storage.kinds import KINDS, EventPayload, PlacePayload, TallyPayload
 from core.storage.models import Outbox

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cogs.places import place_key
+from cogs.delivery.places import place_key
 from cogs.ui.render import count_line
 from core.sight.narrate import votes
 from core.sight.tallies import TALLY_KIND

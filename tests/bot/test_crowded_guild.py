@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from cogs.delivery import (
+from cogs.delivery.deliverer import (
     LANE_ANNOUNCE,
     LANE_CHANNELS,
     LANE_COSMETIC,
@@ -27,7 +27,7 @@ from cogs.delivery import (
     LANE_ROLES,
     lane,
 )
-from cogs.places import place_key
+from cogs.delivery.places import place_key
 from core.game.roles import Role
 from core.sight.places import PLACE_KIND
 from core.sight.tallies import message_key

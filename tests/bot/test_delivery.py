@@ -299,7 +299,7 @@ async def test_three_long_kill_stories_and_fifteen_long_secret_bonuses_are_all_p
 def assert_no_pings(h: Harness) -> None:
     """Every message the bot sent said explicitly that it pings nobody (or exactly the
     users it names): never @everyone, @here or a role, but for a phase announcement
-    pinging exactly its game's role (cogs/places.py), which it names in its content."""
+    pinging exactly its game's role (cogs/delivery/places.py), which it names in its content."""
     game_roles = {str(r.response["id"]) for r in h.requests_to("POST /guilds/{guild_id}/roles")}
     bodies: list[tuple[str, dict[str, Any]]] = []
     for r in h.requests:

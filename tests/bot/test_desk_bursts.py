@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cogs.gathering import GATHERED_BATCH, Gathering
-from cogs.outbox import wire
+from cogs.delivery.gathering import GATHERED_BATCH, Gathering
+from cogs.delivery.outbox import wire
 from core.game.events import Audience, Event, EventKind
 from core.game.roles import Role
 from core.game.rules.night import missed_night

@@ -22,7 +22,7 @@ import discord
 import pytest
 from tortoise.exceptions import OperationalError
 
-from cogs.delivery import SIGNUP_EVENTS
+from cogs.delivery.deliverer import SIGNUP_EVENTS
 from cogs.ui.lobby import SIGNUP_POST
 from cogs.ui.render import event_embed
 from core.game import commands as c
@@ -114,7 +114,7 @@ def expected_posts(entries: list[Outbox], lang: str = "ru") -> list[str]:
     """The game channel, as the outbox entries say it should read, in ordinal order (a
     day's live vote count where its first vote opened it, as its latest entry says it
     reads now; day 0's check-in list from its first entry)."""
-    from cogs.tally import TALLY_KIND, tally_message_embed
+    from cogs.delivery.tally import TALLY_KIND, tally_message_embed
     from core.sight.visibility import LiveTally
 
     latest = {json.loads(r.payload)["coalesce"]: json.loads(r.payload)["tally"]

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-import cogs.pictures
+import cogs.delivery.pictures
 from archive.build import Made
-from cogs.pictures import AHEAD, Files
-from cogs.utils import posting
+from cogs.delivery import posting
+from cogs.delivery.pictures import AHEAD, Files
 from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry
 from tests.bot.helpers import ROLES, Lives, checkin_all, open_table, rebind, start
@@ -37,13 +37,13 @@ async def test_a_late_picture_follows_its_announcement(
         h: Harness, monkeypatch: pytest.MonkeyPatch, language: str, caption: str) -> None:
     bot: Any = h.bot
     gate = asyncio.Event()
-    drawn = cogs.pictures.attachments
+    drawn = cogs.delivery.pictures.attachments
 
     async def slow(*args: Any) -> Any:
         await gate.wait()
         return await drawn(*args)
 
-    monkeypatch.setattr(cogs.pictures, "attachments", slow)
+    monkeypatch.setattr(cogs.delivery.pictures, "attachments", slow)
     t = await open_table(h, 8, roles=ROLES)
     assert (await t.do(t.master, "game options", language=language)).ephemeral
     await start(t)
@@ -124,7 +124,7 @@ async def test_behind_other_drawings_an_announcement_does_not_wait(
         await gate.wait()
         return [Made("day-1-votes.png", b"png", "alt")]
 
-    monkeypatch.setattr(cogs.pictures, "attachments", gated)
+    monkeypatch.setattr(cogs.delivery.pictures, "attachments", gated)
     bot: Any = SimpleNamespace(service=None,
                                outbox=SimpleNamespace(offer=offered.append))
     files = Files(bot, wait=3600.0)  # a wait nobody sits out: the gate opens first
@@ -157,7 +157,7 @@ async def test_files_owed_by_a_failed_try_go_on_the_next_one(
         await gate.wait()
         return [Made("day-1-votes.png", b"png", "alt")]
 
-    monkeypatch.setattr(cogs.pictures, "attachments", gated)
+    monkeypatch.setattr(cogs.delivery.pictures, "attachments", gated)
     bot: Any = SimpleNamespace(service=None, outbox=SimpleNamespace(offer=lambda _: None))
     files = Files(bot, wait=0.01)
     info: Any = SimpleNamespace(id=7, language="en")
@@ -182,13 +182,13 @@ async def test_a_picture_owed_across_a_restart_follows_its_announcement(
     post right under the result, once."""
     h = lives.h
     gate = asyncio.Event()
-    drawn = cogs.pictures.attachments
+    drawn = cogs.delivery.pictures.attachments
 
     async def slow(*args: Any) -> Any:  # the first life never finishes drawing
         await gate.wait()
         return await drawn(*args)
 
-    monkeypatch.setattr(cogs.pictures, "attachments", slow)
+    monkeypatch.setattr(cogs.delivery.pictures, "attachments", slow)
     t = await open_table(h, 8, roles=ROLES)
     await start(t)
     await checkin_all(t)
@@ -210,7 +210,7 @@ async def test_a_picture_owed_across_a_restart_follows_its_announcement(
     assert result.embeds and not result.files  # posted without its picture: owed
     assert await Outbox.filter(game_id=t.game_id, status=PENDING).exists()
     drawing = list(bot.delivery.attached._drawing.values())
-    monkeypatch.setattr(cogs.pictures, "attachments", drawn)  # the next life draws
+    monkeypatch.setattr(cogs.delivery.pictures, "attachments", drawn)  # the next life draws
     if late:  # back after Discord forgot the nonces: a recheck finds the result
         for stored in h.world.messages.values():  # no nonce in history (real Discord)
             stored.payload.pop("nonce", None)

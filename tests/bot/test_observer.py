@@ -78,7 +78,7 @@ async def test_an_unknown_name_in_an_option_is_refused_and_changes_nothing(
 
 
 async def test_a_seats_news_is_what_its_holder_may_still_read_in_one_look(h: Harness) -> None:
-    """cogs/places.py's push asks once: the seat's holder, the news whose reason holds
+    """cogs/delivery/places.py's push asks once: the seat's holder, the news whose reason holds
     (a reminder of a phase long gone is dropped) and his card only when a role is dealt."""
     t = await day_one(h)
     state = await t.state()

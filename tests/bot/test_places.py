@@ -15,7 +15,7 @@ from typing import Any
 import discord
 import pytest
 
-from cogs.places import ROLE_KEY, place_key
+from cogs.delivery.places import ROLE_KEY, place_key
 from core.game.roles import Role
 from core.game.state import PhaseKind
 from core.sight.narrate import role_name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogs.delivery import (
+from cogs.delivery.deliverer import (
     LANE_ANNOUNCE,
     LANE_CHANNELS,
     LANE_COSMETIC,
@@ -19,7 +19,7 @@ from cogs.delivery import (
     LANE_ROLES,
     lane,
 )
-from cogs.ratelimits import CHANNEL_CREATIONS
+from cogs.delivery.ratelimits import CHANNEL_CREATIONS
 from core.storage.outbox import OutboxEntry
 from tests.bot.helpers import Table, checkin_all
 from tests.harness import Harness
@@ -86,7 +86,7 @@ async def test_a_storm_of_phase_changes_gets_no_429_and_announcements_go_first(
     # the private pushes are, on average earlier, and the pushes did not wait for them all
     assert max(announce) < max(private)
     assert sum(announce) / len(announce) < sum(private) / len(private)
-    # each game's check-in list closed with day 0: one edit each (cogs/tally.py)
+    # each game's check-in list closed with day 0: one edit each (cogs/delivery/tally.py)
     closed = [i for i in edits if int(sent[i].params["channel_id"]) in games]
     assert sorted(int(sent[i].params["channel_id"]) for i in closed) == sorted(games)
     # the four joins: one edit of the signup message, showing all four

@@ -30,7 +30,7 @@ NIGHT_END_BOUND = 5
 LYNCH_BOUND = 8
 # A night with two deaths (the clan's kill and the killer's): 8 before (two PUTs of the
 # game channel's overwrites, one per death), 7 with the whole list in one PATCH
-# (cogs/silence.py); the other 6 are posts (the announcement, places, the desk).
+# (cogs/delivery/silence.py); the other 6 are posts (the announcement, places, the desk).
 TWO_DEATHS_ROLES = "mafioso x2; investigator; sergeant; bouncer; killer"
 TWO_DEATHS_BOUND = 7
 OVERWRITE_ROUTES = ("PUT /channels/{channel_id}/permissions/{target}",

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 import pytest
 
-from cogs.utils import posting
+from cogs.delivery import posting
 from core.storage.models import PENDING, Outbox
 from core.storage.outbox import OutboxEntry
 from tests.bot.helpers import ROLES, Lives, checkin_all, open_table, posted, rebind, start
@@ -73,8 +73,8 @@ async def test_records_that_read_alike_are_each_posted_once_after_a_late_restart
     outbox posts the records); the first is posted, the bot dies before marking it and
     comes back after Discord forgot the nonces. The recheck finds the first record by
     its text, and must not take the same message for the third, which reads alike."""
-    from cogs.delivery import recorded_count
-    from cogs.places import place_key
+    from cogs.delivery.deliverer import recorded_count
+    from cogs.delivery.places import place_key
     from cogs.ui.render import event_embed
     from core.game.events import Event, EventKind
 

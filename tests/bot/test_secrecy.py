@@ -16,7 +16,7 @@ against what the rules let that reader know at that moment:
   chamber's included; hidden roles hide it too), and everything from the game-over
   table on.
 
-Private places (a private thread per seat, cogs/places.py) are audited after every
+Private places (a private thread per seat, cogs/delivery/places.py) are audited after every
 move too: exactly the seat's holder among the players is a member of and can view it
 (the master and the bot are the other members), and a whisper's text reaches only the
 places of the role's holders.
@@ -37,7 +37,7 @@ from typing import Any
 import discord
 import pytest
 
-from cogs.places import PLACE_PREFIX
+from cogs.delivery.places import PLACE_PREFIX
 from core.game.engine import legal_targets
 from core.game.roles import Role
 from core.game.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds

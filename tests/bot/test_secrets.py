@@ -12,7 +12,7 @@ import discord
 import pytest
 from tortoise.connection import get_connection
 
-from cogs.overwrites import POSTING
+from cogs.delivery.overwrites import POSTING
 from core.game.roles import Role
 from core.text.i18n import t
 from tests.bot.helpers import Table, checkin_all, open_table, start

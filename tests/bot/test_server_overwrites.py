@@ -13,7 +13,7 @@ import discord
 import pytest
 
 from cogs import overwrites as overwrites_module
-from cogs.silence import mute_bits
+from cogs.delivery.silence import mute_bits
 from core.text.i18n import t as tr
 from tests.bot.helpers import Lives, Table, open_table, rebind
 from tests.bot.test_rest_per_phase import TWO_DEATHS_ROLES, two_killed
@@ -100,7 +100,7 @@ async def test_the_dead_and_spectators_get_them_back_at_the_end_across_a_restart
 async def test_a_moderators_change_during_the_game_stays(
         h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """A moderator changes a spectator's overwrite after the bot muted him (a minute
-    later: what the bot wrote no longer stands over the cache, cogs/overwrites.py
+    later: what the bot wrote no longer stands over the cache, cogs/delivery/overwrites.py
     `Written`): the bits outside the bot's mute he set stay, and the server's bits from
     before the game come back under the mute's."""
     monkeypatch.setattr(overwrites_module, "RECALL", 0.0)

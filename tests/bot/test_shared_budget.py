@@ -1,4 +1,4 @@
-"""One request budget per bot token across processes (cogs/sharedbudget.py): two
+"""One request budget per bot token across processes (cogs/delivery/sharedbudget.py): two
 "processes" (two discord.py HTTP clients, two RateBudgets, each with its own connection
 to the same PostgreSQL schema) flood one fake Discord whose global limit runs in real
 time; together they never exceed it. Without the shared budget the same flood collects
@@ -17,7 +17,8 @@ from discord.http import Route
 
 from bot import MafiaBot
 from cogs import sharedbudget
-from cogs.sharedbudget import (
+from cogs.delivery.budget import RateBudget
+from cogs.delivery.sharedbudget import (
     IdentifyCoordinator,
     PostgresShares,
     RequestWatch,
@@ -25,7 +26,6 @@ from cogs.sharedbudget import (
     connect,
     token_key,
 )
-from cogs.utils.budget import RateBudget
 from core.settings import Settings
 from tests.harness.gateway import IdentifyGate
 from tests.harness.ratelimits import RateLimits, VirtualClock
@@ -236,7 +236,7 @@ async def test_the_shared_budget_follows_a_raised_global_limit(postgres_url: str
 
 async def test_the_bot_coordinates_with_its_configured_limit(
         tmp_path: Any, monkeypatch: Any) -> None:
-    """cogs/outbox.py hands GLOBAL_RATE_100IT to the shared budget, not a constant."""
+    """cogs/delivery/outbox.py hands GLOBAL_RATE_100IT to the shared budget, not a constant."""
     from cogs import outbox
 
     seen: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""The dead's silence in the game channel (cogs/silence.py): one PATCH of the channel's
+"""The dead's silence in the game channel (cogs/delivery/silence.py): one PATCH of the channel's
 whole overwrite list per change, exact across a restart, never undone by a cache the
 gateway has not updated yet, and one PUT per member where one request cannot carry it."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import discord
 import pytest
 
-from cogs.silence import mute_bits
+from cogs.delivery.silence import mute_bits
 from core.sight.places import SILENCE_KIND
 from core.storage.models import Outbox
 from tests.bot.helpers import Lives, Table, open_table, rebind, wait_for

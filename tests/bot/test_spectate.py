@@ -8,7 +8,7 @@ from typing import Any
 
 import discord
 
-from cogs.overwrites import POSTING
+from cogs.delivery.overwrites import POSTING
 from core.game.roles import Role
 from core.text.i18n import t as tr
 from tests.bot.helpers import Table, open_table, start

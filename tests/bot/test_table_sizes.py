@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from cogs.places import ROLE_KEY, is_place_key
+from cogs.delivery.places import ROLE_KEY, is_place_key
 from core.game.roles import Role
 from core.game.rules.owing import owing
 from core.game.state import GameState, PhaseKind

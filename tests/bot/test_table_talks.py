@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogs.places import ROLE_KEY, place_key
+from cogs.delivery.places import ROLE_KEY, place_key
 from core.game.roles import Role
 from core.game.state import PhaseKind
 from core.sight.narrate import phase_words, role_name, team_name, votes

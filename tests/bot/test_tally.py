@@ -172,7 +172,7 @@ async def test_live_count_survives_a_restart_of_the_deliverer(h: Harness) -> Non
     await t.do(voter, "vote", player=str(target.id))
     await t.settle()
     message = live_counts(t)[0]
-    from cogs.tally import LiveTallies
+    from cogs.delivery.tally import LiveTallies
 
     t.bot.delivery.tallies = LiveTallies(t.bot)  # forgets everything held in memory
     t.bot.service.forget()

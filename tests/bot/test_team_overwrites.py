@@ -10,8 +10,8 @@ from typing import Any
 import discord
 import pytest
 
-from cogs.overwrites import MEMBER, as_entry, member_overwrite, server_denies
-from cogs.overwrites import ROLE as ROLE_KIND
+from cogs.delivery.overwrites import MEMBER, as_entry, member_overwrite, server_denies
+from cogs.delivery.overwrites import ROLE as ROLE_KIND
 from core.game.roles import Role
 from tests.bot.helpers import Table, open_table, start
 from tests.harness import Harness

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import core.storage.commit
-from cogs.places import place_key
+from cogs.delivery.places import place_key
 from core.sight.narrate import votes
 from core.storage.models import DELIVERED, Outbox
 from core.storage.outbox import OutboxEntry
@@ -159,7 +159,7 @@ async def test_a_vote_cast_again_while_the_channel_is_behind_keeps_every_record(
     and votes X again. Each reply is ephemeral (it must not overtake the held posts) and
     the outbox posts the three records; the third reads exactly as the first (the same
     vote, the same count), and must not be taken for it. Every record once, in order."""
-    from cogs.delivery import recorded_count
+    from cogs.delivery.deliverer import recorded_count
     from cogs.ui.render import event_embed
     from core.game.events import Event
     from tests.bot.helpers import wait_for

@@ -21,8 +21,8 @@ AUDIENCES = st.one_of(
 
 @given(st.sampled_from(list(EventKind)), AUDIENCES)
 def test_every_layer_reads_one_destination(kind: EventKind, audience: Audience) -> None:
-    from cogs.catalogue import EVENT_LANES, event_lane
-    from cogs.gathering import channel_of
+    from cogs.delivery.catalogue import EVENT_LANES, event_lane
+    from cogs.delivery.gathering import channel_of
 
     where = destination(kind, audience)
     event = Event(kind=kind, audience=audience, data={})

@@ -353,7 +353,7 @@ class Harness:
 
     def _budget_on_fake_clock(self) -> None:
         """A bot keeping its own request budget (an object at ``bot.budget`` with
-        ``clock`` and ``skip``, like cogs/utils/budget.py's RateBudget) waits as
+        ``clock`` and ``skip``, like cogs/delivery/budget.py's RateBudget) waits as
         discord.py does here: when the harness skips discord.py's waits
         (``retry_sleep_scale`` 0), the budget skips its own too and moves the fake's
         clock instead, so both sides of the rate limits see the same time."""

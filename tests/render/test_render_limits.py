@@ -18,7 +18,7 @@ from typing import Any
 import discord
 import pytest
 
-from cogs.delivery import nonce
+from cogs.delivery.deliverer import nonce
 from cogs.ui import limits
 from cogs.ui.limits import Part, chunks, clamp_embed, clip, pack
 from cogs.ui.lobby import signup_embed

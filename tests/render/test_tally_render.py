@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from cogs.tally import tally_message_embed
+from cogs.delivery.tally import tally_message_embed
 from core.sight.visibility import LiveTally, TallyLine, TallyVoter
 
 BIG = 10**18  # the longest snowflakes: the longest mentions

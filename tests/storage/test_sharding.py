@@ -112,9 +112,9 @@ async def test_the_sharded_bot_serves_only_its_shards() -> None:
     assert bot.shard_count == 4 and bot.shard_ids == [1, 3]
     owns = bot.service.owns
     assert owns is not None and owns(1 << 22) and owns(3 << 22) and not owns(2 << 22)
-    from cogs.outbox import wire
+    from cogs.delivery.outbox import wire
 
-    wire(bot)  # what loading the cogs.outbox extension does first
+    wire(bot)  # what loading the cogs.delivery.outbox extension does first
     assert bot.outbox.owns is owns  # the worker follows the service
     # One process with every shard (explicit, or counted by Discord) serves every guild.
     for every in (make_bot(settings, 2), make_bot(settings, auto_shard=True)):

@@ -12,7 +12,7 @@ one PUT each, as before. Idempotent: a retry computes the same list, and sends n
 once the channel holds it.
 
 The cache learns the new list from the gateway, which may lag the answer: what this
-process wrote stands over the cache until the cache shows it (cogs/overwrites.py
+process wrote stands over the cache until the cache shows it (cogs/delivery/overwrites.py
 `Written`, shared with the team channels), so two changes in quick succession never undo
 each other.
 

@@ -1,4 +1,4 @@
-"""Every REST request the bot makes passes the client-side budget (cogs/utils/budget.py)
+"""Every REST request the bot makes passes the client-side budget (cogs/delivery/budget.py)
 first, so none goes out that Discord would answer with a 429.
 
 Installed on the bot's discord.py HTTP client (interaction responses and follow-ups go
@@ -12,7 +12,7 @@ guild more tightly than the headers tell in advance, to that key; it waits by pr
             ping role (created, given, taken: announcements never wait for it)
   COSMETIC  an edit of a message (the signup message, a live tally)
 
-URGENT goes first; the others take weighted turns (cogs/utils/budget.py), so a flood
+URGENT goes first; the others take weighted turns (cogs/delivery/budget.py), so a flood
 of announcements cannot starve private pushes or the live count.
 
 The outbox's deliveries run with PATIENCE set: a request that would wait longer than
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.http import Route
 
-from .utils.budget import Key, RateBudget
+from .budget import Key, RateBudget
 
 if TYPE_CHECKING:
     from cogs.utils.bot import MafiaBot

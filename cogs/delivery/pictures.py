@@ -29,7 +29,7 @@ from core.storage.observer import GameInfo, NotFinished
 from core.storage.outbox import Hold, OutboxEntry
 from core.text.i18n import t
 
-from .utils.posting import entry_key, post
+from .posting import entry_key, post
 
 if TYPE_CHECKING:
     from cogs.utils.bot import MafiaBot

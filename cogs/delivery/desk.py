@@ -32,14 +32,15 @@ from core.storage.observer import GameInfo, GameService
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t
 
-from .base import PlayerArg, Refused, ack
+from ..base import PlayerArg, Refused, ack
+from ..ui.components import _guarded
+from ..ui.markup import no_pings, only_users, user_data, user_text
+from ..ui.text import mention, user_lang
+from ..utils.actions import command
+from ..utils.bot import MafiaBot, is_admin
+from ..utils.sight import member_admin, member_sight
 from .overwrites import member_overwrite
-from .ui.components import _guarded
-from .ui.markup import no_pings, only_users, user_data, user_text
-from .ui.text import mention, user_lang
-from .utils.actions import command
-from .utils.bot import MafiaBot, is_admin
-from .utils.posting import (
+from .posting import (
     BOT_ALLOW,
     HIDDEN,
     channel_marker,
@@ -47,7 +48,6 @@ from .utils.posting import (
     find_marked,
     post,
 )
-from .utils.sight import member_admin, member_sight
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ Day 0's check-ins are listed the same way: one message, edited as players check 
 instead of a post per check-in (LISTED_EVENTS are not posted on their own).
 
 Reminders (`core.game.rules.owing`) are engine events to single players: core.sight.places
-pushes them, with a ping, into each player's private place (cogs/places.py).
+pushes them, with a ping, into each player's private place (cogs/delivery/places.py).
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from core.storage.observer import DiscordPatch, GameInfo
 from core.storage.outbox import Hold, OutboxEntry, RetryAfter
 from core.text.i18n import t
 
+from ..ui.render import RED
+from ..ui.text import mention, when
+from ..utils.bot import MafiaBot
 from .catalogue import LANE_ANNOUNCE
-from .ui.render import RED
-from .ui.text import mention, when
-from .utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ class LiveTallies:
 
 async def setup(bot: MafiaBot) -> None:
     """A module without commands: the live count's deriver is listed in the outbox's
-    catalogue (core/storage/kinds.py), its lane and deliverer in cogs/catalogue.py."""
+    catalogue (core/storage/kinds.py), its lane and deliverer in cogs/delivery/catalogue.py."""
 
 __all__ = ["LISTED_EVENTS", "TALLY_KIND", "LiveTallies", "tally_message_embed",
            "tally_outbox"]

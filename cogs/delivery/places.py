@@ -30,12 +30,12 @@ from core.storage.observer import DiscordPatch, GameInfo, GameService
 from core.storage.outbox import OutboxEntry
 from core.text.i18n import t
 
+from ..ui.markup import only_role, only_users, role_and_users, user_text
+from ..ui.render import card_embed, event_embed
+from ..ui.text import mention
 from .catalogue import LANE_ROLES
+from .posting import entry_key, post
 from .silence import Silencer
-from .ui.markup import only_role, only_users, role_and_users, user_text
-from .ui.render import card_embed, event_embed
-from .ui.text import mention
-from .utils.posting import entry_key, post
 
 if TYPE_CHECKING:
     from cogs.utils.bot import MafiaBot
@@ -241,7 +241,7 @@ class Places:
     # --- the dead are silent in the game channel ---------------------------------------------
     async def silence(self, info: GameInfo, entry: OutboxEntry) -> None:
         """A SILENCE_KIND entry: who may post in the game channel, one request per
-        change (cogs/silence.py)."""
+        change (cogs/delivery/silence.py)."""
         await self.silencer.apply(info, SilencePayload.model_validate(entry.payload))
 
     # --- the private places -----------------------------------------------------------------

@@ -1,5 +1,5 @@
 """How the outbox posts and finds things on Discord: shared by delivery, the desk and the
-private places (cogs/delivery.py explains the guarantees: limits, nonces, markers)."""
+private places (cogs/delivery/deliverer.py explains the guarantees: limits, nonces, markers)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ HISTORY = 50  # recent messages of a channel looked at by a recheck
 @dataclass(frozen=True)
 class Recheck:
     """A look into the channel before an entry an earlier process may have posted more
-    than NONCE_WINDOW ago is posted (cogs/delivery.py `recheck_since`)."""
+    than NONCE_WINDOW ago is posted (cogs/delivery/deliverer.py `recheck_since`)."""
 
     since: datetime  # the entry's commit: nothing older can be it
     #: the process's own messages already taken for an entry (found by a recheck, or
@@ -53,12 +53,12 @@ class Recheck:
 #: its nonce where Discord returns it, else by its text among the bot's messages since
 #: the commit that no other entry took (`Recheck.claimed`), oldest first; an
 #: interaction's response is never taken for an outbox post (it is found by its own
-#: interaction id: cogs/delivery.py `_replied`).
+#: interaction id: cogs/delivery/deliverer.py `_replied`).
 RECHECK: ContextVar[Recheck | None] = ContextVar("RECHECK", default=None)
 
 #: What `post` does with files its first part should carry when that part is found
 #: posted before without them (a recheck found it, or Discord returned the earlier
-#: message for its nonce): they go as a message of their own (cogs/pictures.py).
+#: message for its nonce): they go as a message of their own (cogs/delivery/pictures.py).
 Unfiled = Callable[[list[discord.File]], Awaitable[None]]
 
 

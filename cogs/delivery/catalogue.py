@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 # a player's private push, a team channel or the live count never waits until every
 # announcement of every game is out, and a guild's slow windows (channel creations,
 # member roles) hold back only their own lane of their own game. The master's desk has
-# a lane of its own: its lines wait up to a minute to be gathered (cogs/gathering.py),
+# a lane of its own: its lines wait up to a minute to be gathered (cogs/delivery/gathering.py),
 # which must not hold back the team channels. The game's ping role has one too: a phase
 # announcement never waits for member-role changes (10 per 10 s per guild).
 LANE_ANNOUNCE, LANE_PRIVATE, LANE_CHANNELS, LANE_COSMETIC, LANE_ROLES, LANE_DESK = range(6)
@@ -47,7 +47,7 @@ LANE_WEIGHTS = (8.0, 4.0, 2.0, 2.0, 1.0, 1.0)
 
 
 class PlacesDeliverer(Protocol):
-    """What cogs.places.Places delivers: the seats' places, the ping role, the silence."""
+    """What cogs.delivery.places.Places delivers: the seats' places, the ping role, the silence."""
 
     async def push(self, info: GameInfo, entry: OutboxEntry) -> None: ...
     async def sync_role(self, info: GameInfo, entry: OutboxEntry) -> None: ...

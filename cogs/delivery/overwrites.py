@@ -5,8 +5,8 @@ in ANY form: Discord's Send Messages covers only plain messages in the channel, 
 threads, reactions, files, polls, voice messages, application commands and webhooks
 are each denied explicitly. A member overwrite beats his guild roles' allows.
 
-Below, a channel's whole list as one PATCH sends it (cogs/silence.py, the team channels
-of cogs/delivery.py): what the cache holds, the bot's own part changed (bits on some
+Below, a channel's whole list as one PATCH sends it (cogs/delivery/silence.py, the team channels
+of cogs/delivery/deliverer.py): what the cache holds, the bot's own part changed (bits on some
 members: `with_bits`, given back as the server had them: `with_server`; whole
 overwrites of the targets it owns: `with_owned`, a moderator's denies on the game's
 members kept: `with_members`), every other overwrite (a server admin's) kept as it is,

@@ -116,7 +116,7 @@ class RateBudget:
     _stride: Stride | None = None
 
     def window(self, key: Key) -> SlidingWindow:
-        # the global window always follows `global_limit` (hook of cogs/sharedbudget.py:
+        # the global window always follows `global_limit` (hook of cogs/delivery/sharedbudget.py:
         # a waiter's key keeps the limit of when it asked, and must not restore it)
         limit = self.global_limit if key.name == GLOBAL else key.limit
         w = self._windows.get(key.name)
@@ -137,7 +137,7 @@ class RateBudget:
     def waiting(self) -> int:
         return sum(len(q) for q in self._queues.values())
 
-    # --- hook of the shared budget (cogs/sharedbudget.py): the share of the token's
+    # --- hook of the shared budget (cogs/delivery/sharedbudget.py): the share of the token's
     # global limit this process leased; waiters held by the old one get their turn now
     def set_global_limit(self, limit: int) -> None:
         self.global_limit = limit

@@ -5,7 +5,7 @@ and not a REST proxy, with the measurements).
 Discord allows a bot token 50 requests per second in all (interaction responses and
 their webhooks aside; more where Discord granted it: GLOBAL_RATE_LIMIT), however many
 processes send them. Each process keeps its own
-client-side budget (cogs/utils/budget.py's RateBudget: a sliding window counting the
+client-side budget (cogs/delivery/budget.py's RateBudget: a sliding window counting the
 requests in flight); here its global limit becomes a *share* leased from PostgreSQL, and
 the shares of the live processes never add up to more than the token's limit:
 
@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .utils.budget import GLOBAL, GLOBAL_LIMIT, Key, RateBudget
+from .budget import GLOBAL, GLOBAL_LIMIT, Key, RateBudget
 
 if TYPE_CHECKING:
     import asyncpg

@@ -17,18 +17,18 @@ from discord.ext import commands
 
 from core.storage.outbox import OutboxWorker
 
+from ..utils.bot import MafiaBot
 from . import sharedbudget
+from .budget import RateBudget, global_limit
 from .catalogue import LANE_CHANNELS, LANE_DESK, LANE_NAMES, LANE_WEIGHTS, LANES, lane
-from .delivery import Delivery, outbox_settings
+from .deliverer import Delivery, outbox_settings
 from .gathering import GATHERED_BATCH
 from .ratelimits import install
-from .utils.bot import MafiaBot
-from .utils.budget import RateBudget, global_limit
 
 log = logging.getLogger(__name__)
 #: entries offered to the deliverer at once, per lane: one command's announcements
 #: merge within 10; the desk and the team channels gather a window's lines, all of
-#: which a run must see to close on its pinged or phase-change line (cogs/gathering.py)
+#: which a run must see to close on its pinged or phase-change line (cogs/delivery/gathering.py)
 BATCHES = tuple(GATHERED_BATCH if n in (LANE_DESK, LANE_CHANNELS) else 10
                 for n in range(LANES))
 
@@ -61,7 +61,7 @@ class Background(commands.Cog):
     async def after_login(self) -> None:
         """Called by bot.py's setup_hook (logged in, the database ready): a sharded
         process on PostgreSQL shares the token's budget and coordinates its identifies
-        (cogs/sharedbudget.py)."""
+        (cogs/delivery/sharedbudget.py)."""
         bot = self.bot
         if bot.coordination is None and bot.shard_count is not None and bot.http.token:
             bot.coordination = await sharedbudget.coordinate(

@@ -48,6 +48,11 @@ from core.storage.observer import (
 from core.storage.outbox import Hold, OutboxEntry, RetryAfter
 from core.text.i18n import t
 
+from ..ui.components import day_view, role_view
+from ..ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
+from ..ui.lobby import signup_embed
+from ..ui.markup import no_pings, only_users, user_text
+from ..ui.render import event_embed
 from . import catalogue, ratelimits
 from .catalogue import LANE_ANNOUNCE as LANE_ANNOUNCE
 from .catalogue import LANE_CHANNELS as LANE_CHANNELS
@@ -72,13 +77,7 @@ from .overwrites import (
 )
 from .pictures import Files
 from .places import Places, is_place_key
-from .tally import LiveTallies
-from .ui.components import day_view, role_view
-from .ui.limits import CONTENT, EMBEDS, TOTAL, clip, split_embed
-from .ui.lobby import signup_embed
-from .ui.markup import no_pings, only_users, user_text
-from .ui.render import event_embed
-from .utils.posting import (
+from .posting import (
     BOT_ALLOW,
     HIDDEN,
     NONCE_MAX,
@@ -93,7 +92,8 @@ from .utils.posting import (
     replied,
     retry_after,
 )
-from .utils.posting import translated as _translated
+from .posting import translated as _translated
+from .tally import LiveTallies
 
 if TYPE_CHECKING:
     from cogs.utils.bot import MafiaBot
@@ -103,7 +103,7 @@ log = logging.getLogger(__name__)
 
 
 #: seconds an outbox request may wait for its channel's or guild's window in the budget
-#: before its entry backs off instead (cogs/ratelimits.py PATIENCE)
+#: before its entry backs off instead (cogs/delivery/ratelimits.py PATIENCE)
 PATIENCE = 5.0
 
 
@@ -148,7 +148,7 @@ class Delivery:
         #: an announcement's files: drawn within a second, else they follow it
         self.attached = Files(bot, bot.settings.files_wait_seconds)
         #: the desk's and the team channels' windows (a burst costs one post, issue 30;
-        #: cogs/gathering.py); 0: each command's lines as they come (the tests' default)
+        #: cogs/delivery/gathering.py); 0: each command's lines as they come (the tests' default)
         self.gathering = Gathering(bot.settings.desk_window_seconds,
                                    bot.settings.team_window_seconds)
         # Entries committed before this moment may have been posted by an earlier process
@@ -223,7 +223,7 @@ class Delivery:
         """The OutboxWorker's batch hook: the leading entries made by one command go out
         together, its announcements in the game channel as ONE message (one embed each)
         instead of one message per event; the master's desk lines of a few seconds go as
-        one post, and a team channel's (cogs/gathering.py). Returns how many entries were
+        one post, and a team channel's (cogs/delivery/gathering.py). Returns how many entries were
         delivered."""
         rule = batching(entries[0])  # the catalogue's rule for the head's kind
         if rule is Coalescing.GATHERED:
@@ -403,7 +403,7 @@ class Delivery:
                           ) -> None:
         """A run's announcements not posted yet, merged into as few messages as fit, with
         the day's vote menu (or the role button) on the last; then the files that were
-        too slow to go with them (cogs/pictures.py)."""
+        too slow to go with them (cogs/delivery/pictures.py)."""
         todo = [(x, e) for x, e in public
                 if destination_of(e).where is Where.GAME and not self._did(x, "post")]
         if todo:
@@ -438,11 +438,11 @@ class Delivery:
                                     None, game=info, **ping)
 
     async def _deliver(self, entry: OutboxEntry) -> None:
-        """One entry, by its kind's deliverer (cogs/catalogue.py)."""
+        """One entry, by its kind's deliverer (cogs/delivery/catalogue.py)."""
         await catalogue.deliver(self, await self.service.info(entry.game_id), entry)
 
     async def deliver_tally(self, info: GameInfo, entry: OutboxEntry) -> None:
-        """The live vote count (cogs/tally.py), posted through `post` (its nonce)."""
+        """The live vote count (cogs/delivery/tally.py), posted through `post` (its nonce)."""
         channel = self._channel(info.channel_id)
 
         async def send(embed: discord.Embed) -> discord.Message:
@@ -515,7 +515,7 @@ class Delivery:
         so the joins that came before it are on it."""
         if info.signup_message_id is not None:  # posted and stored before a crash
             return
-        from .ui.components import signup_view
+        from ..ui.components import signup_view
 
         signup = await self.observe.lobby(info.id)
         view = signup_view(info.id, info.language) if not signup.started else None
@@ -535,7 +535,7 @@ class Delivery:
         signup = await self.observe.lobby(info.id)
         message = self._channel(info.channel_id).get_partial_message(  # type: ignore[attr-defined]
             info.signup_message_id)
-        from .ui.components import signup_view
+        from ..ui.components import signup_view
 
         view = signup_view(info.id, info.language) if not signup.started else None
         await message.edit(embed=signup_embed(signup, info.language), view=view,
@@ -600,7 +600,7 @@ class Delivery:
         there (@everyone, itself, the members, those who `left`); every other overwrite
         (a server admin's on a role, on a member outside the game) is kept bit for bit,
         as the dead's silence keeps them in the game channel, and so is a moderator's
-        deny on a member (cogs/overwrites.py `with_members`)."""
+        deny on a member (cogs/delivery/overwrites.py `with_members`)."""
         current = self._written.recall(channel.id, cached_overwrites(channel))
         wanted = {target.id: as_entry(o, ROLE if isinstance(target, discord.Role) else MEMBER)
                   for target, o in overwrites.items()}
