@@ -146,7 +146,7 @@ async def test_stats_setups_one_game_of_one_day_in_english_and_russian(h: Harnes
     res = await h.slash(reader, "stats setups", channel=table.channel)
     assert res.ephemeral and res.message is not None and res.message.ephemeral_for == reader.id
     assert ("1 игра: Город (полиция и честные жители): 1 победа (100%); "
-            "в среднем около 1 дня.") in res.text, res.text
+            "в среднем примерно 1 день.") in res.text, res.text
 
 
 async def test_stats_setups_in_a_server_without_games(h: Harness) -> None:
