@@ -297,3 +297,14 @@ def test_status_calls_a_lane_stuck_past_the_threshold(
     stuck = [part for part in out.split("; ") if "stuck" in part]
     assert len(stuck) == 1 and stuck[0].startswith("places 1 pending, oldest 1"), out
     assert out.endswith("; parked 1"), out
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "about 1 day long on average."),
+                                            ("ru", "в среднем примерно 1 день.")])
+def test_the_estimate_head_says_its_mean_length_with_the_right_plural(
+        lang: str, said: str) -> None:
+    """The estimate's head (here and at /game setup): "about 1 day", not "about 1 days"."""
+    from core.play.balance import Estimate, report
+
+    assert report(Estimate(3, 6, [], 1.0), lang)[0].endswith(said)
+    assert report(Estimate(3, 6, [], 2.5), "en")[0].endswith("about 2.5 days long on average.")

@@ -216,7 +216,7 @@ def report(est: Estimate, lang: str) -> list[str]:
     several winners (the shares then add to more than 100%), the warning if one side
     wins more than 70%, and what the simulated players do (docs/balance.md)."""
     lines = [t("balance.head", lang, count=est.games, players=est.players,
-               days=round(est.mean_days, 1))]
+               days=t("balance.mean_days", lang, count=round(est.mean_days, 1)))]
     for s in est.shares:
         lines.append(t("balance.share", lang, side=side_name(s.side, lang),
                        share=percent(s.share), low=percent(s.low), high=percent(s.high)))

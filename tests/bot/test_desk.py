@@ -81,6 +81,8 @@ async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
     state = await t.state()
     mafioso = state.with_role(Role.MAFIOSO)[0]
     assert f"<@{buyer.id}>" in feed and tr("item.alarm_clock.name", "ru") in feed
+    # the item's generic noun before its quoted name (issue 42, item 10)
+    assert f"<@{buyer.id}> покупает предмет «{tr('item.alarm_clock.name', 'ru')}» за" in feed
     # the desk's vocabulary is the public posts' (issue 42, item 10): «нулевая ночь»
     assert f"<@{mafioso.uid}> ({tr('role.mafioso.name', 'ru')}), нулевая ночь" in feed
     assert "ночь 0" not in feed

@@ -337,6 +337,7 @@ async def test_no_push_is_lost_or_repeated_across_a_crash(lives: Lives, nonces: 
         seat = json.loads(row.payload)["seat"]
         thread = (await t.bot.service.info(t.game_id)).private_channels[place_key(seat)]
         ref = tr("places.footer", "ru", title="Palermo", ref=row.ordinal)
+        assert ref.endswith(f"№ {row.ordinal}") and "отметка" not in ref  # issue 42, item 10
         sent = [m for m in h.messages_in(thread)
                 if str(m.payload.get("nonce") or "").startswith(nonce)
                 or (m.id in before and ref in m.text)]
