@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.game.events import EventKind
-from core.text.i18n import normalize_locale, t
+from core.text.i18n import format_number, normalize_locale, t
 
 MODULES = ("extra_roles", "currency", "shop", "crypto")
 
@@ -116,7 +116,7 @@ def parser() -> argparse.ArgumentParser:
 
 def simulate(args: argparse.Namespace) -> int:
     from core.game.state import Options
-    from core.play.sim import Played, play, win_rates
+    from core.play.sim import Played, play
     from core.sight.desk import DESK_ONLY
     from core.sight.narrate import describe, plain, team_name
 
@@ -157,33 +157,81 @@ def simulate(args: argparse.Namespace) -> int:
             who = team_name(team, lang) if team else ", ".join(
                 names.get(u, "?") for u in event.audience.players) or t("term.master", lang)
             print(f"    [{who}] {text}")
-    rates = win_rates(results)
+    _print_rates(results, lang)
+    return 0
+
+
+def _print_rates(results: list[Any], lang: str) -> None:
+    """Each side's wins, named as the balance estimate names them (town, mafia or each
+    clan, neutrals, draw), and the note when a game had several winners."""
+    from core.play.balance import SIDE_ORDER, side_name, winners_of
+
+    wins: dict[str, int] = {}
+    for r in results:
+        for side in winners_of(r.state, len(r.state.clans) > 1):
+            wins[side] = wins.get(side, 0) + 1
     print()
     print(t("cli.simulate.rates_head", lang, count=len(results)))
-    for winner, count in rates.most_common():
-        label = t("cli.simulate.draw", lang) if winner == "draw" else t(f"side.{winner}.name", lang)
-        print(f"  {label:<16} {count:>5}  {100 * count / len(results):5.1f}%")
-    if rates.get("citizens"):
-        print(t("cli.simulate.rates_note", lang))
-    return 0
+    ranked = sorted(wins, key=lambda k: (SIDE_ORDER.get(k.split(":")[0], 2), k))
+    labels = {k: side_name(k, lang) for k in ranked}
+    width = max((len(v) for v in labels.values()), default=0)
+    for side in ranked:
+        share = format_number(round(100 * wins[side] / len(results), 1), lang)
+        print(f"  {labels[side]:<{width}} {wins[side]:>5}  {share:>5}%")
+    if sum(wins.values()) > len(results):
+        print(t("balance.overlap", lang))
+
+
+def _role_hint(name: str, lang: str) -> str:
+    """For an unknown role: the nearest names the setup takes (difflib), else every
+    role's name in the reader's language."""
+    import difflib
+
+    from core.game.roles import by_alias, rows
+
+    known = [t(f"role.{ri.role}.name", lang) for ri in rows()]
+    # the reader's own names first, then every other name the parser takes
+    words = list(dict.fromkeys([*known, *by_alias()]))
+    near = difflib.get_close_matches(name.strip().lower(), words, n=3, cutoff=0.6)
+    if near:
+        return t("cli.simulate.nearest", lang, names=", ".join(f"«{n}»" if lang == "ru"
+                                                               else f"“{n}”" for n in near))
+    return t("cli.simulate.known_roles", lang, names=", ".join(known))
+
+
+def _with_modules(setup: str, options: Any, lang: str) -> Any:
+    """The options with the modules the setup's roles need switched on (a module role
+    is estimated as it would be played, with its module), and a line saying so."""
+    from core.game.roles import info
+    from core.game.rules.setup import parse
+
+    if options.extra_roles or not any(info(r).extra for r in parse(setup).roles):
+        return options
+    print(t("cli.simulate.module_on", lang, module=t("module.additional_roles.name", lang),
+            option="--modules extra_roles"))
+    return options.model_copy(update={"extra_roles": True})
 
 
 def estimate_setup(args: argparse.Namespace, options: object, lang: str) -> int:
     """`simulate --setup`: the balance estimate the master sees at /game setup."""
-    from core.game.errors import RuleError
+    from core.game.errors import ErrorCode, RuleError
     from core.game.rules.setup import check_written
     from core.game.state import Options
     from core.play.balance import estimate, report, seats
     from core.play.balance import simulate as simulate_setup
-    from core.sight.narrate import plain
+    from core.sight.narrate import describe_error, plain
 
     assert isinstance(options, Options)
     try:
+        options = _with_modules(args.setup, options, lang)
+        assert isinstance(options, Options)
         players = args.players or seats(args.setup, 0, options)
         check_written(args.setup, players, extra_roles=options.extra_roles)
         tally = simulate_setup(args.setup, players, options, max(1, args.games), args.seed)
     except RuleError as exc:
-        print(plain(t(f"error.{exc.code}", lang, **exc.params)), file=sys.stderr)
+        print(plain(describe_error(exc.code, exc.params, str, lang)), file=sys.stderr)
+        if exc.code == ErrorCode.SETUP_UNKNOWN_ROLE:
+            print(_role_hint(str(exc.params.get("name", "")), lang), file=sys.stderr)
         return 2
     for line in report(estimate(tally, players), lang):
         print(plain(line.removeprefix("-# ")))
@@ -215,6 +263,7 @@ def archive(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from archive.build import archive_file
+    from core.game.state import PhaseKind
     from core.settings import ConfigError
     from core.sight.record import NotFinished
     from core.storage.archive import finished_input
@@ -249,8 +298,10 @@ def archive(args: argparse.Namespace) -> int:
     except GameNotFound:
         print(t("cli.archive.not_found", lang, game=args.game_id), file=sys.stderr)
         return 2
-    except NotFinished:
-        print(t("cli.archive.not_finished", lang, game=args.game_id), file=sys.stderr)
+    except NotFinished as exc:
+        cancelled = exc.args[:1] == (str(PhaseKind.CANCELLED),)
+        print(t("cli.archive.cancelled" if cancelled else "cli.archive.not_finished", lang,
+                game=args.game_id), file=sys.stderr)
         return 2
     out = Path(args.out or name)
     out.write_bytes(data)
@@ -400,7 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if missing is not None:
             print(t("cli.db_missing", _lang(), path=missing), file=sys.stderr)
             return 2
-        print(asyncio.run(outbox_status(url)))
+        from core.settings import Settings
+
+        print(asyncio.run(outbox_status(url, Settings().outbox_stuck_seconds)))
         return 0
     if args.command is None:
         args = parser().parse_args(["run", *(argv or [])])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 from discord import app_commands
 
-from core.play.setups import setup_text, wins_text
+from core.play.setups import days_text, setup_text, wins_text
 from core.storage.setups import setup_histories
 from core.text.i18n import t
 
@@ -27,7 +27,7 @@ class Stats(GameCog):
         history = await setup_histories(interaction.guild.id)
         ranked = sorted(history.items(), key=lambda kv: (-kv[1].games, kv[0]))
         lines = [t("stats.setups.row", lang, setup=setup_text(key, lang), count=h.games,
-                   wins=wins_text(h, lang), days=round(h.mean_days, 1))
+                   wins=wins_text(h, lang), days=days_text(h, lang))
                  for key, h in ranked[:SHOWN]]
         if len(ranked) > SHOWN:
             lines.append(t("stats.setups.more", lang, count=len(ranked) - SHOWN))

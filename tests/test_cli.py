@@ -27,8 +27,8 @@ def test_simulate_prints_a_log_and_win_rates(capsys: pytest.CaptureFixture[str])
 @pytest.mark.parametrize("lang", ["en", "ru"])
 def test_simulate_log_reads_like_a_console_log(capsys: pytest.CaptureFixture[str],
                                                lang: str) -> None:
-    """Each hanging once, whose turn was missed, payouts with figures, the citizens' note,
-    no Markdown."""
+    """Each hanging once, whose turn was missed, payouts with figures, the note on shares
+    over 100% exactly when they are, no Markdown."""
     import re
 
     from core.game.state import Options
@@ -51,7 +51,10 @@ def test_simulate_log_reads_like_a_console_log(capsys: pytest.CaptureFixture[str
     missed = t("event.turn_missed", lang, uid="@@", turn=0).split("@@")[1].split("0")[0]
     assert re.search(r"\[" + t("term.master", lang) + r"\] Player\d+" + re.escape(missed), out)
     assert re.search(r"Player\d+: \d+ \w+ — ", out)  # payouts with figures
-    assert t("cli.simulate.rates_note", lang) in out
+    shares = [float(row.rsplit(None, 1)[1].rstrip("%").replace(",", "."))
+              for row in out.split(t("cli.simulate.rates_head", lang, count=30))[1].splitlines()
+              if row.startswith("  ")]
+    assert (t("balance.overlap", lang) in out) == (round(sum(shares)) > 100), out
     assert "**" not in out and "\n> " not in out
 
 
@@ -154,3 +157,154 @@ def test_archive_and_web_read_the_database_given_and_never_create_one(
         assert cli.main([*command, "--db", f"sqlite://{missing}"]) == 2
         assert capsys.readouterr().err.strip() == t("cli.db_missing", "en", path=str(missing))
     assert not missing.parent.exists()
+
+
+# --- issue 42, item 9: simulate --setup, archive of a cancelled game, status -------------
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_a_module_role_in_the_setup_switches_its_module_on(
+        capsys: pytest.CaptureFixture[str], lang: str) -> None:
+    """Not Discord's "enable it when creating the game": the estimate is made with the
+    module on, and the printout says so and names the option."""
+    setup = "advocate; mafioso x2" if lang == "en" else "адвокат; мафиози x2"
+    assert cli.main(["simulate", "--setup", setup, "--games", "4", "--lang", lang]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.splitlines()[0] == t("cli.simulate.module_on", lang,
+                                    module=t("module.additional_roles.name", lang),
+                                    option="--modules extra_roles")
+    assert t("balance.head", lang, count=4, players=6, days=0.0).split(",")[0] in out
+
+
+def test_a_refusal_names_roles_in_russian(capsys: pytest.CaptureFixture[str]) -> None:
+    """A refusal about a role says the role's Russian name, not its key."""
+    assert cli.main(["simulate", "--setup", "оккультист x2; мафиози", "--games", "1",
+                     "--lang", "ru"]) == 2
+    err = capsys.readouterr().err
+    assert "«оккультист»" in err and "occultist" not in err, err
+
+
+@pytest.mark.parametrize(("lang", "typed", "near"), [("en", "advokat", "“advocate”"),
+                                                     ("ru", "следавотель", "«следователь»")])
+def test_an_unknown_role_gets_the_nearest_name(capsys: pytest.CaptureFixture[str],
+                                               lang: str, typed: str, near: str) -> None:
+    assert cli.main(["simulate", "--setup", f"{typed}; mafioso", "--lang", lang]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[1] == t("cli.simulate.nearest", lang, names=near), err
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_an_unknown_role_with_no_near_name_lists_the_known(
+        capsys: pytest.CaptureFixture[str], lang: str) -> None:
+    from core.game.roles import rows
+
+    assert cli.main(["simulate", "--setup", "qwertyuiop; mafioso", "--lang", lang]) == 2
+    err = capsys.readouterr().err.splitlines()
+    names = ", ".join(t(f"role.{ri.role}.name", lang) for ri in rows())
+    assert err[1] == t("cli.simulate.known_roles", lang, names=names), err
+    assert t("role.occultist.name", lang) in err[1]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_both_outputs_name_the_sides_alike_and_note_shares_over_100(
+        capsys: pytest.CaptureFixture[str], lang: str) -> None:
+    """The estimate and plain `simulate` print the same side names, and both carry the
+    note when their shares add to more than 100% (the town and the neutrals won one
+    game together)."""
+    assert cli.main(["simulate", "--setup", "mafioso x2; investigator; bouncer",
+                     "--games", "30", "--lang", lang]) == 0
+    estimate = capsys.readouterr().out
+    assert t("balance.overlap", lang) in estimate
+    assert cli.main(["simulate", "--games", "30", "--players", "12", "--lang", lang]) == 0
+    plain = capsys.readouterr().out
+    assert t("balance.overlap", lang) in plain
+    rates = plain.split(t("cli.simulate.rates_head", lang, count=30))[1].splitlines()[1:]
+    sides = {t(f"balance.side.{k}", lang) for k in ("town", "mafia", "neutral", "draw")}
+    named = [row.strip().rsplit(None, 2)[0] for row in rates if row.startswith("  ")]
+    assert named and set(named) <= sides, named
+    assert t("balance.side.town", lang) in estimate and t("balance.side.town", lang) in named
+    for word in ("negative", "positive", "отрицательные", "положительные"):
+        assert word not in plain.split(t("cli.simulate.rates_head", lang, count=30))[1]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_archive_of_a_cancelled_game_says_it_was_cancelled(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        lang: str) -> None:
+    import asyncio
+    from datetime import UTC, datetime
+
+    from core.game import commands as c
+    from core.storage.db import close_db, init_db
+    from core.storage.service import GameService
+
+    monkeypatch.setenv("LANG", "ru_RU.UTF-8" if lang == "ru" else "en_US.UTF-8")
+    url = f"sqlite://{tmp_path / 'a.db'}"
+
+    async def seed() -> tuple[int, int]:
+        await init_db(url)
+        svc = GameService()
+        at = datetime(2026, 1, 1, tzinfo=UTC)
+        cancelled = await svc.create(1, 9, 1, "Never")
+        await svc.apply(cancelled, c.Cancel(by=1, at=at))
+        running = await svc.create(1, 10, 1, "Still")
+        await svc.close()
+        await close_db()
+        return cancelled, running
+
+    cancelled, running = asyncio.run(seed())
+    assert cli.main(["archive", str(cancelled), "--db", url]) == 2
+    assert capsys.readouterr().err.strip() == t("cli.archive.cancelled", lang, game=cancelled)
+    assert cli.main(["archive", str(running), "--db", url]) == 2
+    assert capsys.readouterr().err.strip() == t("cli.archive.not_finished", lang, game=running)
+    assert not list(tmp_path.glob("*.html"))
+
+
+def test_status_calls_a_lane_stuck_past_the_threshold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mafia-bot status` says "stuck" where /healthz would (OUTBOX_STUCK_SECONDS), and
+    the line still ends with the parked count."""
+    import asyncio
+    from datetime import timedelta
+
+    from core.storage.db import close_db, init_db
+    from core.storage.models import PARKED, Outbox
+    from core.storage.service import DiscordPatch, GameService, OutboxItem
+    from core.storage.timing import utcnow
+
+    url = f"sqlite://{tmp_path / 's.db'}"
+
+    async def seed() -> None:
+        await init_db(url)
+        svc = GameService()
+        gid = await svc.create(1, 9, 1, "Status")
+        await svc.set_discord(gid, DiscordPatch(), extra_outbox=[
+            OutboxItem(kind="place", payload={"seat": 0}),
+            OutboxItem(kind="tally", payload={"op": "edit"}),
+            OutboxItem(kind="tally", payload={"op": "edit"})])
+        rows = await Outbox.filter(game_id=gid).order_by("id")
+        await Outbox.filter(id=rows[0].id).update(created_at=utcnow() - timedelta(seconds=1000))
+        await Outbox.filter(id=rows[-1].id).update(status=PARKED)
+        await svc.close()
+        await close_db()
+
+    asyncio.run(seed())
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("OUTBOX_STUCK_SECONDS", "900")
+    assert cli.main(["status"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert ", stuck (over 900 s)" in out, out
+    stuck = [part for part in out.split("; ") if "stuck" in part]
+    assert len(stuck) == 1 and stuck[0].startswith("places 1 pending, oldest 1"), out
+    assert out.endswith("; parked 1"), out
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "about 1 day long on average."),
+                                            ("ru", "в среднем примерно 1 день.")])
+def test_the_estimate_head_says_its_mean_length_with_the_right_plural(
+        lang: str, said: str) -> None:
+    """The estimate's head (here and at /game setup): "about 1 day", not "about 1 days"."""
+    from core.play.balance import Estimate, report
+
+    assert report(Estimate(3, 6, [], 1.0), lang)[0].endswith(said)
+    assert report(Estimate(3, 6, [], 2.5), "en")[0].endswith("about 2.5 days long on average.")

@@ -120,8 +120,10 @@ def outbox_settings(settings: Settings) -> dict[str, Any]:
             "health_interval": settings.outbox_health_seconds}
 
 
-async def outbox_status(url: str) -> str:
-    """`mafia-bot status`: the outbox's health line read from the database (no bot)."""
+async def outbox_status(url: str, stuck: float | None = None) -> str:
+    """`mafia-bot status`: the outbox's health line read from the database (no bot); a
+    lane whose oldest entry waits longer than `stuck` seconds is called stuck, as
+    /healthz calls it (settings.outbox_stuck_seconds)."""
     from core.storage.db import close_db, init_db
     from core.storage.outbox import backlog, health_line, parked_count
     from core.storage.timing import utcnow
@@ -129,7 +131,7 @@ async def outbox_status(url: str) -> str:
     await init_db(url)
     try:
         return health_line(await backlog(lane, LANES, utcnow(), names=LANE_NAMES),
-                           parked=await parked_count())
+                           parked=await parked_count(), stuck=stuck)
     finally:
         await close_db()
 

@@ -212,13 +212,16 @@ def percent(x: float) -> int:
 
 
 def report(est: Estimate, lang: str) -> list[str]:
-    """The estimate in words: the head, a line per side, the warning if one side wins
-    more than 70%, and what the simulated players do (docs/balance.md)."""
+    """The estimate in words: the head, a line per side, the note when a game can have
+    several winners (the shares then add to more than 100%), the warning if one side
+    wins more than 70%, and what the simulated players do (docs/balance.md)."""
     lines = [t("balance.head", lang, count=est.games, players=est.players,
-               days=round(est.mean_days, 1))]
+               days=t("balance.mean_days", lang, count=round(est.mean_days, 1)))]
     for s in est.shares:
         lines.append(t("balance.share", lang, side=side_name(s.side, lang),
                        share=percent(s.share), low=percent(s.low), high=percent(s.high)))
+    if sum(s.wins for s in est.shares) > est.games:
+        lines.append(t("balance.overlap", lang))
     top = est.lopsided
     if top is not None:
         lines.append(t("balance.lopsided", lang, side=side_name(top.side, lang),

@@ -79,14 +79,28 @@ def histories(states: Iterable[GameState]) -> dict[SetupKey, History]:
 
 
 def history_line(h: History, lang: str) -> str:
-    """"Played here 12 times: town won 7, mafia won 5; about 4.5 days on average"."""
+    """"Played here 12 times: town won 7 (58%), mafia won 5 (42%); about 4.5 days long"."""
     return t("balance.history", lang, count=h.games, wins=wins_text(h, lang),
-             days=round(h.mean_days, 1))
+             days=days_text(h, lang))
+
+
+def days_text(h: History, lang: str) -> str:
+    """The mean length with its own plural ("about 1 day", "около 1,5 дня"): the games'
+    count and the days' count need not agree."""
+    return t("balance.mean_days", lang, count=round(h.mean_days, 1))
+
+
+def win_share(h: History, side: str) -> int:
+    """A side's share of the games, in whole per cent (a game may have several winners,
+    so the shares need not add to 100)."""
+    return round(100 * h.wins.get(side, 0) / h.games) if h.games else 0
 
 
 def wins_text(h: History, lang: str) -> str:
+    """Each side's wins and share of the games: "Town won 7 (58%)"."""
     keys = sorted(h.wins, key=lambda k: (SIDE_ORDER.get(k.split(":")[0], 2), k))
-    return ", ".join(t("balance.history_win", lang, side=side_name(k, lang), wins=h.wins[k])
+    return ", ".join(t("balance.history_win", lang, side=side_name(k, lang), count=h.wins[k],
+                       share=win_share(h, k))
                      for k in keys if k != DRAW or h.wins[k])
 
 

@@ -6,7 +6,6 @@ Used by `mafia-bot simulate`, the property tests and the benchmarks.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -19,7 +18,6 @@ from core.game.roles import info
 from core.game.rules.economy import OPENING_BALANCE, ledger_entries
 from core.game.rules.shop import DAY_SPELLS, ITEMS, NIGHT_SPELLS, attacker_kinds
 from core.game.state import GameState, Options, PhaseKind
-from core.game.team import TeamKind
 
 MASTER = 1
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -199,13 +197,3 @@ def play(seed: int, players: int, options: Options | None = None, roles: str | N
 def games(n: int, players: int, seed: int = 0, options: Options | None = None) -> Iterator[Played]:
     for i in range(n):
         yield play(seed + i, players, options)
-
-
-def win_rates(results: list[Played]) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for r in results:
-        if r.state.draw:
-            counts["draw"] += 1
-        for team in r.state.winners:
-            counts["negative" if team.kind is TeamKind.CLAN else team] += 1
-    return counts

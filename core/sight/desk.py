@@ -18,6 +18,7 @@ from core.game.events import Event, EventKind
 from core.game.payloads import PhaseStarted
 from core.game.state import GameState, PhaseKind
 from core.sight.narrate import (
+    NIGHT_FORMS,
     Names,
     describe,
     describe_error,
@@ -26,6 +27,7 @@ from core.sight.narrate import (
     readable,
     role_name,
     team_name,
+    upper_first,
     votes,
 )
 from core.text.i18n import has_key, t
@@ -181,7 +183,8 @@ def desk_text(event: Event, names: Names, lang: str) -> str:
 
 
 def _night(event: Event, names: Names, lang: str) -> str:
-    lines = [t("desk.night.head", lang, night=event.data["night"])]
+    lines = [upper_first(t("desk.night.head", lang,
+                           **phase_words(event.data["night"], lang, NIGHT_FORMS)))]
     for step in event.data["steps"]:
         kind = step["step"]
         if kind == "sequence":
@@ -208,7 +211,7 @@ def _night(event: Event, names: Names, lang: str) -> str:
 
 def _day(event: Event, names: Names, lang: str) -> str:
     data = event.data
-    lines = [t("desk.day.head", lang, number=data["number"])]
+    lines = [upper_first(t("desk.day.head", lang, **phase_words(data["number"], lang)))]
     for voter, target, weight in data["votes"]:
         lines.append(t("desk.day.vote", lang, voter=names(voter), target=names(target),
                        votes=votes(weight, lang)))

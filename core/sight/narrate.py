@@ -103,6 +103,12 @@ def phase_words(number: int, lang: str, forms: tuple[str, ...] = PHASE_FORMS
     return {form: t(f"words.nth.{form}.{key}", lang, number=number) for form in forms}
 
 
+def upper_first(text: str) -> str:
+    """A heading that opens with a phrase written in lower case mid-sentence ("нулевая
+    ночь по шагам" -> "Нулевая ночь по шагам")."""
+    return text[:1].upper() + text[1:]
+
+
 def votes(halves: int, lang: str) -> str:
     return t("vote.count", lang, count=halves / 2 if halves % 2 else halves // 2)
 
@@ -143,6 +149,9 @@ def readable(data: dict[str, Any], names: Names, lang: str,
         value = data.get(key)
         if isinstance(value, str):
             out[key] = item_name(value, against if isinstance(against, str) else None, lang)
+            # with its generic noun: "заклинание «Немота»", "предмет «Защита от убийцы»"
+            out[f"{key}_called"] = t("words.item_called" if is_item(value)
+                                     else "words.spell_called", lang, name=out[key])
     if isinstance(data.get("minutes"), int):
         out["minutes"] = duration(data["minutes"], lang)
     number, night = data.get("number"), data.get("night")
@@ -186,6 +195,9 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
             return t("event.team_changed", lang, **(p | {"members": members}))
         case K.CANCELLED:
             return t("event.cancelled", lang)
+        case K.MATE_DIED:  # the public line's own shape ("Убит игрок @X"): no gender needed
+            death = t(f"event.died_hidden.{event.data['cause']}", lang, uid=p["uid"])
+            return t("event.mate_died", lang, **(p | {"death": death}))
         case K.PAYOUTS:
             return payouts_text(event.data, names, lang)
         case K.CLAN_ORDER:  # without a story the line ends at the target
@@ -201,7 +213,7 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
               | K.DESK_ORDER | K.DESK_PURCHASE | K.DESK_REPLACED | K.DESK_SPELL
               | K.DESK_SPELL_BLOCKED | K.DESK_STANDBY | K.DESK_SIGHT | K.EXTENDED
               | K.GHOST_EXCLUDED | K.JOINED
-              | K.KILL_DONE | K.LEFT | K.MATE_DIED | K.NIGHT_EXPLAINED | K.OPERATIVE_BENCHED
+              | K.KILL_DONE | K.LEFT | K.NIGHT_EXPLAINED | K.OPERATIVE_BENCHED
               | K.OPTIONS_SET | K.ORDER_ACCEPTED | K.ORDERS_ALL_IN | K.PROMOTED
               | K.PROTECTION_USED | K.PUBLIC_MOVE | K.PURCHASE | K.REPLACED | K.ROLE_DEALT
               | K.SEAT_TAKEN | K.SHOT_DONE | K.SIGHT_ALL | K.SIGHT_THREADS | K.SPELL_BLOCKED
@@ -275,7 +287,9 @@ def _morning(morning: Morning, names: Names, lang: str, p: dict[str, Any]) -> st
         v = victims[0]  # one death: one sentence, not a list
         return t("event.morning.single", lang, **(p | {"name": names(v.uid),
                                                     "role": role_name(v.role, lang)}))
-    lines = [t("event.morning.head" if victims else "event.morning.removed_only", lang, **p)]
+    # one victim beside removals or a story: "Жертва этой ночи", not "Жертвы"
+    head = "event.morning.head_one" if len(victims) == 1 else "event.morning.head"
+    lines = [t(head if victims else "event.morning.removed_only", lang, **p)]
     for v in victims:
         lines.append(t("event.morning.victim", lang, name=names(v.uid),
                        role=role_name(v.role, lang)))

@@ -825,14 +825,18 @@ async def parked_count(owns: GuildFilter | None = None) -> int:
 
 
 def health_line(lanes: list[LaneHealth], late: Sequence[int] | None = None,
-                parked: int | None = None) -> str:
-    """"outbox: announce 0 pending; places 3 pending, oldest 12 s (late 1); ...;
-    parked 1"."""
+                parked: int | None = None, stuck: float | None = None) -> str:
+    """"outbox: announce 0 pending; places 3 pending, oldest 12 s (late 1); roles 1
+    pending, oldest 1000 s, stuck (over 900 s); ...; parked 1": with `stuck`, a lane
+    whose oldest entry is older than that is called stuck, so nobody has to know the
+    threshold to read the line."""
     parts = []
     for i, h in enumerate(lanes):
         part = f"{h.name} {h.pending} pending"
         if h.oldest is not None:
             part += f", oldest {h.oldest:.0f} s"
+            if stuck is not None and h.oldest > stuck:
+                part += f", stuck (over {stuck:.0f} s)"
         if late is not None and i < len(late) and late[i]:
             part += f" (late {late[i]})"
         parts.append(part)

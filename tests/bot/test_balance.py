@@ -106,7 +106,7 @@ async def test_stats_setups_after_two_finished_games_and_the_history_beside_the_
     assert res.ephemeral
     text = res.text
     assert "mafioso, investigator, honest citizen ×4" in text, text
-    assert "2 games: Town (police and honest citizens) won 2" in text, text
+    assert "2 games: Town (police and honest citizens) won 2 (100%); about 0 days long" in text
     assert text.count("games:") == 1
 
     # the master setting this setup up again sees its record here beside the estimate
@@ -117,8 +117,36 @@ async def test_stats_setups_after_two_finished_games_and_the_history_beside_the_
         assert (await fourth.do(p, "game join")).ephemeral
     res = await fourth.do(fourth.master, "game setup", roles="Mafia; Detective")
     await estimated(fourth)
-    assert t("balance.history", "en", count=2, days=0.0,
-             wins="Town (police and honest citizens) won 2") in res.content, res.content
+    assert ("Played here 2 times: Town (police and honest citizens) won 2 (100%); "
+            "about 0 days long on average.") in res.content, res.content
+
+
+async def test_stats_setups_one_game_of_one_day_in_english_and_russian(h: Harness) -> None:
+    """Issue 42, item 8: the share beside the count, and "1 game", "about 1 day" (not
+    "1 days"); in Russian "1 игра", "1 победа", "около 1 дня"."""
+    table = await open_table(h, 6, roles="mafioso; investigator")
+    res = await table.do(table.master, "game start")
+    assert res.ephemeral, res.text
+    await table.settle()
+    for p in table.players:
+        assert (await table.do(p, "checkin")).embeds
+    await table.advance()
+    await table.advance()
+    assert (await table.phase())[1] == 1
+    mafioso = (await table.holders(Role.MAFIOSO))[0]
+    assert (await table.do(table.master, "master kick", player=str(mafioso.id))).ephemeral
+    await table.settle()
+    assert (await table.state()).phase is PhaseKind.ENDED
+    res = await h.slash(table.players[0], "stats setups", channel=table.channel)
+    assert res.ephemeral and res.message is not None
+    assert res.message.ephemeral_for == table.players[0].id
+    assert ("1 game: Town (police and honest citizens) won 1 (100%); "
+            "about 1 day long on average.") in res.text, res.text
+    reader = h.add_member("Читатель", locale="ru")
+    res = await h.slash(reader, "stats setups", channel=table.channel)
+    assert res.ephemeral and res.message is not None and res.message.ephemeral_for == reader.id
+    assert ("1 игра: Город (полиция и честные жители): 1 победа (100%); "
+            "в среднем примерно 1 день.") in res.text, res.text
 
 
 async def test_stats_setups_in_a_server_without_games(h: Harness) -> None:

@@ -81,7 +81,11 @@ async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
     state = await t.state()
     mafioso = state.with_role(Role.MAFIOSO)[0]
     assert f"<@{buyer.id}>" in feed and tr("item.alarm_clock.name", "ru") in feed
-    assert f"<@{mafioso.uid}> ({tr('role.mafioso.name', 'ru')}), ночь 0" in feed
+    # the item's generic noun before its quoted name (issue 42, item 10)
+    assert f"<@{buyer.id}> покупает предмет «{tr('item.alarm_clock.name', 'ru')}» за" in feed
+    # the desk's vocabulary is the public posts' (issue 42, item 10): «нулевая ночь»
+    assert f"<@{mafioso.uid}> ({tr('role.mafioso.name', 'ru')}), нулевая ночь" in feed
+    assert "ночь 0" not in feed
     assert "под \\[дождём\\](https://evil.example)" in feed  # the masked link escaped
     all_in = tr("event.all_orders_in", "ru", **phase_words(0, "ru"))
     assert feed.count(all_in) == 1
@@ -91,7 +95,7 @@ async def test_desk_channel_exact_overwrites_and_live_feed(h: Harness) -> None:
 
     await t.advance()
     feed = texts(h, desk.id)
-    assert tr("desk.night.head", "ru", night=0) in feed
+    assert "Нулевая ночь по шагам:" in feed and "Ночь 0" not in feed
     assert tr("desk.night.sequence", "ru", actors="")[:10] in feed
     posts = [r for r in h.requests if r.method == "POST"
              and r.path.endswith(f"/channels/{desk.id}/messages")]

@@ -243,7 +243,7 @@ async def test_promotion_and_a_mates_death_are_pushed(h: Harness) -> None:
     text = pushes(h, await place(t, sgt.id))[-1].text
     assert tr("event.promoted", "ru", uid=sgt.mention) in text
     # "Следователь знает сержанта", not the other way: the sergeant was not told of a mate
-    mate = tr("event.mate_died", "ru", uid="\x00", cause="").split("\x00")[0]
+    mate = tr("event.mate_died", "ru", death="\x00").split("\x00")[0]
     assert mate not in text
     # a mafioso's clan hears of his death once, in the clan channel (not in each mate's
     # place: one request, issue 30); a citizen hears nothing
@@ -255,7 +255,10 @@ async def test_promotion_and_a_mates_death_are_pushed(h: Harness) -> None:
     clan_posts = len(posted(h, clan.id))
     assert (await t.do(t.master, "master kick", player=str(dons[0].id))).ephemeral
     await t.settle()
-    said = tr("event.mate_died", "ru", uid=dons[0].mention, cause=tr("cause.kicked", "ru"))
+    # the public line's shape, no gender (issue 42, item 10)
+    said = tr("event.mate_died", "ru",
+              death=tr("event.died_hidden.kicked", "ru", uid=dons[0].mention))
+    assert said == f"Потеря в вашей команде. Мастер исключает из игры игрока {dons[0].mention}."
     new_posts = posted(h, clan.id)[clan_posts:]
     assert len([m for m in new_posts if said in m.text]) == 1
     assert not any(said in m.text for m in pushes(h, await place(t, dons[1].id))
@@ -334,6 +337,7 @@ async def test_no_push_is_lost_or_repeated_across_a_crash(lives: Lives, nonces: 
         seat = json.loads(row.payload)["seat"]
         thread = (await t.bot.service.info(t.game_id)).private_channels[place_key(seat)]
         ref = tr("places.footer", "ru", title="Palermo", ref=row.ordinal)
+        assert ref.endswith(f"№ {row.ordinal}") and "отметка" not in ref  # issue 42, item 10
         sent = [m for m in h.messages_in(thread)
                 if str(m.payload.get("nonce") or "").startswith(nonce)
                 or (m.id in before and ref in m.text)]

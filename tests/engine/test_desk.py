@@ -85,7 +85,7 @@ def test_the_night_is_explained_step_by_step() -> None:
     assert "Bob" in text and "protects C1" in text and "fails, Bob protects C1" in text
     assert "Out of the game: C2 (by Kate)" in text
     ru = desk_text(explained, lambda u: names.get(u, "?"), "ru")
-    assert "Ночь 0 по шагам" in ru and "{" not in ru
+    assert "Нулевая ночь по шагам" in ru and "{" not in ru
 
 
 def test_fallback_and_check_steps() -> None:
@@ -233,7 +233,7 @@ def test_evening_orders_carried_out_or_skipped_reach_the_master() -> None:
         "C1's evening order of Alarm clock is not carried out: the condition "
         "“if Don is hanged” did not hold.")
     assert desk_text(ordered, lambda u: names.get(u, "?"), "ru") == (
-        "C1 заказывает на вечер «Будильник» — если повесят игрока Don.")
+        "C1 заказывает на вечер предмет «Будильник» — если повесят игрока Don.")
 
 
 def test_paginate_carries_a_long_line_over_at_a_space() -> None:
@@ -294,10 +294,11 @@ def test_the_desk_says_each_evening_condition_and_a_spell_orders_target() -> Non
 
     unless = g.do(c.Buy(by=g.id("C1"), at=g.tick(), item="alarm_clock",
                         unless_hanged=g.id("Don")))
-    assert line(unless, "ru") == "C1 заказывает на вечер «Будильник» — если не повесят игрока Don."
+    assert line(unless, "ru") == \
+        "C1 заказывает на вечер предмет «Будильник» — если не повесят игрока Don."
     nobody = g.do(c.Buy(by=g.id("C2"), at=g.tick(), item="alarm_clock", if_nobody_hanged=True))
     assert line(nobody, "en") == "C2 orders Alarm clock for this evening, if nobody is hanged."
     spell = g.do(c.Cast(by=g.id("C1"), at=g.tick(), spell="sleep", target=g.id("C3"),
                         if_hanged=g.id("Don")))
     assert line(spell, "ru") == (
-        "C1 заказывает на вечер «Усыпление» на игрока C3 — если повесят игрока Don.")
+        "C1 заказывает на вечер заклинание «Усыпление» на игрока C3 — если повесят игрока Don.")
