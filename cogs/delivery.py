@@ -653,15 +653,13 @@ class Delivery:
         """The graveyard greets each player who joins it, with a ping of just them (the
         master, reading along by an option, is not a newcomer to greet)."""
         dead = await self.observe.dead_among(info.id, newcomers)
-        # each newcomer is addressed in his own language: one greeting per language
-        langs: dict[str, list[int]] = {}
-        for uid in dead:
-            lang = await self.service.readers.language(info.id, uid, info.language)
-            langs.setdefault(lang, []).append(uid)
-        for i, (lang, group) in enumerate(langs.items()):
-            await post(channel, entry_key(entry, "g" if i == 0 else f"g{i}"), content=t(
-                "channel.graveyard_welcome", lang,
-                names=", ".join(f"<@{u}>" for u in group)), mentions=only_users(group))
+        if not dead:
+            return
+        # a shared channel: the game's language (a later reader of another client reads
+        # it too), never the newcomers' own (RULES.md, "Languages")
+        await post(channel, entry_key(entry, "g"), content=t(
+            "channel.graveyard_welcome", info.language,
+            names=", ".join(f"<@{u}>" for u in dead)), mentions=only_users(dead))
 
     async def record_channel(self, info: GameInfo, key: str, channel: discord.TextChannel,
                              entry: OutboxEntry | None, welcome: str) -> None:

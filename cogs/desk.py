@@ -213,7 +213,8 @@ class LogPage(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(int(match["game"]), int(match["page"]), LogFilter.parse(match))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt))
+        await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt),
+                       self.game_id)
 
 
 async def _log_pages(bot: MafiaBot, info: GameInfo, flt: LogFilter, lang: str
