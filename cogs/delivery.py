@@ -323,6 +323,7 @@ class Delivery:
         With `game`, the files an entry carries (its day's vote picture, the archive) go
         on the message holding the entry's first piece."""
         todo = await self._replied(channel, todo)
+        await self._boards_first(game, channel, todo)
         pieces: list[tuple[OutboxEntry, int, discord.Embed]] = []
         count: dict[int, int] = {}
         for entry, event in todo:
@@ -354,6 +355,18 @@ class Delivery:
                 self._mark([entry], f"post:{k}")
                 if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):
                     self._mark([entry], "post")
+
+    async def _boards_first(self, game: GameInfo | None, channel: discord.abc.Messageable,
+                            todo: list[tuple[OutboxEntry, Event]]) -> None:
+        """A public list of who still owes a move (the master's prod, the deadline's
+        reminder) goes out under a board that agrees with it: the day's live board is
+        brought up to date first (cogs/tally.py `refresh`), once per entry."""
+        lists = [x for x, e in todo if e.kind is EventKind.REMINDER_PUBLIC
+                 and not self._did(x, "board")]
+        if game is None or not lists or getattr(channel, "id", None) != game.channel_id:
+            return
+        await self.tallies.refresh(await self.service.info(game.id), channel)
+        self._mark(lists, "board")
 
     async def _deliver_run(self, run: list[OutboxEntry]) -> None:
         """What `public_event`/`team_event` do for each event, with the public ones merged:
