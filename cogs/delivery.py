@@ -85,6 +85,8 @@ from .utils.posting import (
     channel_marker,
     entry_key,
     find_marked,
+    legacy_marker,
+    marked_topic,
     nonce,
     post,
     recheck_since,
@@ -637,7 +639,8 @@ class Delivery:
             return
         category = await self.ensure_category(current, guild)
         marker = channel_marker(info.id, team)
-        found = find_marked(guild, marker, exclude=set(current.private_channels.values()))
+        found = find_marked(guild, marker, exclude=set(current.private_channels.values()),
+                            legacy=legacy_marker(info.id, team))
         if found is not None:  # created by a try that crashed before storing its id
             log.warning("game %s: adopting channel %s of %s from an interrupted try",
                         info.id, found.id, team)
@@ -651,7 +654,7 @@ class Delivery:
                       title=user_text(info.title))
             channel = await guild.create_text_channel(
                 name[:100], category=category, overwrites=overwrites,
-                topic=f"{topic[:1024 - len(marker) - 1]} {marker}")
+                topic=marked_topic(topic, marker))
         if team == "graveyard":
             await self.record_channel(info, team, channel, None, t(
                 "channel.welcome", info.language, team=team_name(team, info.language)))

@@ -45,6 +45,8 @@ from .utils.posting import (
     channel_marker,
     entry_key,
     find_marked,
+    legacy_marker,
+    marked_topic,
     post,
 )
 from .utils.sight import member_admin, member_sight
@@ -96,12 +98,13 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
         return channel
     category = await delivery.ensure_category(current, guild)
     marker = channel_marker(info.id, DESK)
-    found = find_marked(guild, marker, exclude=set(current.private_channels.values()))
+    found = find_marked(guild, marker, exclude=set(current.private_channels.values()),
+                        legacy=legacy_marker(info.id, DESK))
     if found is None:
         topic = t("desk.channel.topic", lang, title=user_text(info.title))
         found = await guild.create_text_channel(
             t("desk.channel.name", lang)[:100], category=category,
-            topic=f"{topic[:1024 - len(marker) - 1]} {marker}",
+            topic=marked_topic(topic, marker),
             overwrites=desk_overwrites(guild, info.master_id))
     else:
         log.warning("game %s: adopting desk channel %s from an interrupted try", info.id,
