@@ -315,6 +315,13 @@ async def test_the_desk_and_the_log_say_who_and_why(h: Harness, lang: str) -> No
     a, b, c = citizens[:3]
     assert (await t.do(a, "cast", spell="sleep", target=str(b.id))).ephemeral
     assert (await t.do(b, "vote", player=str(c.id))).embeds
+    # point 6: what his place was told stays on his card (his alone)
+    slept = tr("notice.spell_on_you_day", lang, night=1,
+               spell=tr("spell.sleep.name", lang))
+    card = await t.do(b, "role")
+    assert card.ephemeral and card.message is not None
+    assert card.message.ephemeral_for == b.id and slept in card.text, card.text
+    assert slept not in (await t.do(c, "role")).text
     await t.advance()  # night 1: the slept vote counted 0, nobody is hanged
     feed = texts(h, desk.id)
     zero = tr("desk.day.vote_zero", lang, voter=f"<@{b.id}>", target=f"<@{c.id}>",

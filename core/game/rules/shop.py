@@ -384,6 +384,8 @@ def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
     ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell,
              target=target.uid)
     if spell != SpellKind.FREE_SPEECH:
+        # his card keeps what his place was told (issue 42)
+        target.notices.append(Notice(kind="spell_on_you_day", night=day, data={"spell": spell}))
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target.uid), spell=spell)
 
 
@@ -427,9 +429,13 @@ def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
                      target=target_id)
             return
         state.helpless[target_id] = night
+        target.notices.append(Notice(kind="spell_on_you_night", night=night,
+                                     data={"spell": spell}))
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
     elif spell == SpellKind.DOUBLING:
         state.doubled[target_id] = night
+        target.notices.append(Notice(kind="spell_on_you_night", night=night,
+                                     data={"spell": spell}))
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
     elif spell == SpellKind.DESTRUCTION:
         state.wrecking[target_id] = night
