@@ -340,7 +340,7 @@ class StartAnyway(discord.ui.DynamicItem[discord.ui.Button[Any]],
         bot: MafiaBot = interaction.client
         cog = bot.get_cog("Lobby")
         assert isinstance(cog, GameCog)
-        await _guarded(interaction, self.press(cog, interaction))
+        await _guarded(interaction, self.press(cog, interaction), self.game_id)
 
     async def press(self, cog: GameCog, interaction: discord.Interaction[MafiaBot]) -> None:
         """Start; an offer that no longer applies (the engine says the game has started,

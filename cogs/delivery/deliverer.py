@@ -86,6 +86,8 @@ from .posting import (
     channel_marker,
     entry_key,
     find_marked,
+    legacy_marker,
+    marked_topic,
     nonce,
     post,
     recheck_since,
@@ -329,6 +331,7 @@ class Delivery:
         With `game`, the files an entry carries (its day's vote picture, the archive) go
         on the message holding the entry's first piece."""
         todo = await self._replied(channel, todo)
+        await self._boards_first(game, channel, todo)
         pieces: list[tuple[OutboxEntry, int, discord.Embed]] = []
         count: dict[int, int] = {}
         for entry, event in todo:
@@ -360,6 +363,18 @@ class Delivery:
                 self._mark([entry], f"post:{k}")
                 if all(self._did(entry, f"post:{j}") for j in range(count[entry.ordinal])):
                     self._mark([entry], "post")
+
+    async def _boards_first(self, game: GameInfo | None, channel: discord.abc.Messageable,
+                            todo: list[tuple[OutboxEntry, Event]]) -> None:
+        """A public list of who still owes a move (the master's prod, the deadline's
+        reminder) goes out under a board that agrees with it: the day's live board is
+        brought up to date first (cogs/tally.py `refresh`), once per entry."""
+        lists = [x for x, e in todo if e.kind is EventKind.REMINDER_PUBLIC
+                 and not self._did(x, "board")]
+        if game is None or not lists or getattr(channel, "id", None) != game.channel_id:
+            return
+        await self.tallies.refresh(await self.service.info(game.id), channel)
+        self._mark(lists, "board")
 
     async def _deliver_run(self, run: list[OutboxEntry]) -> None:
         """What `public_event`/`team_event` do for each event, with the public ones merged:
@@ -633,7 +648,8 @@ class Delivery:
             return
         category = await self.ensure_category(current, guild)
         marker = channel_marker(info.id, team)
-        found = find_marked(guild, marker, exclude=set(current.private_channels.values()))
+        found = find_marked(guild, marker, exclude=set(current.private_channels.values()),
+                            legacy=legacy_marker(info.id, team))
         if found is not None:  # created by a try that crashed before storing its id
             log.warning("game %s: adopting channel %s of %s from an interrupted try",
                         info.id, found.id, team)
@@ -647,7 +663,7 @@ class Delivery:
                       title=user_text(info.title))
             channel = await guild.create_text_channel(
                 name[:100], category=category, overwrites=overwrites,
-                topic=f"{topic[:1024 - len(marker) - 1]} {marker}")
+                topic=marked_topic(topic, marker))
         if team == "graveyard":
             await self.record_channel(info, team, channel, None, t(
                 "channel.welcome", info.language, team=team_name(team, info.language)))
@@ -662,15 +678,13 @@ class Delivery:
         """The graveyard greets each player who joins it, with a ping of just them (the
         master, reading along by an option, is not a newcomer to greet)."""
         dead = await self.observe.dead_among(info.id, newcomers)
-        # each newcomer is addressed in his own language: one greeting per language
-        langs: dict[str, list[int]] = {}
-        for uid in dead:
-            lang = await self.service.readers.language(info.id, uid, info.language)
-            langs.setdefault(lang, []).append(uid)
-        for i, (lang, group) in enumerate(langs.items()):
-            await post(channel, entry_key(entry, "g" if i == 0 else f"g{i}"), content=t(
-                "channel.graveyard_welcome", lang,
-                names=", ".join(f"<@{u}>" for u in group)), mentions=only_users(group))
+        if not dead:
+            return
+        # a shared channel: the game's language (a later reader of another client reads
+        # it too), never the newcomers' own (RULES.md, "Languages")
+        await post(channel, entry_key(entry, "g"), content=t(
+            "channel.graveyard_welcome", info.language,
+            names=", ".join(f"<@{u}>" for u in dead)), mentions=only_users(dead))
 
     async def record_channel(self, info: GameInfo, key: str, channel: discord.TextChannel,
                              entry: OutboxEntry | None, welcome: str) -> None:

@@ -46,6 +46,8 @@ from .posting import (
     channel_marker,
     entry_key,
     find_marked,
+    legacy_marker,
+    marked_topic,
     post,
 )
 
@@ -96,12 +98,13 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
         return channel
     category = await delivery.ensure_category(current, guild)
     marker = channel_marker(info.id, DESK)
-    found = find_marked(guild, marker, exclude=set(current.private_channels.values()))
+    found = find_marked(guild, marker, exclude=set(current.private_channels.values()),
+                        legacy=legacy_marker(info.id, DESK))
     if found is None:
         topic = t("desk.channel.topic", lang, title=user_text(info.title))
         found = await guild.create_text_channel(
             t("desk.channel.name", lang)[:100], category=category,
-            topic=f"{topic[:1024 - len(marker) - 1]} {marker}",
+            topic=marked_topic(topic, marker),
             overwrites=desk_overwrites(guild, info.master_id))
     else:
         log.warning("game %s: adopting desk channel %s from an interrupted try", info.id,
@@ -213,7 +216,8 @@ class LogPage(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(int(match["game"]), int(match["page"]), LogFilter.parse(match))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt))
+        await _guarded(interaction, turn_page(interaction, self.game_id, self.page, self.flt),
+                       self.game_id)
 
 
 async def _log_pages(bot: MafiaBot, info: GameInfo, flt: LogFilter, lang: str

@@ -223,16 +223,39 @@ def translated(exc: discord.HTTPException) -> Exception:
     return exc
 
 
+#: The invisible characters a marker is written in: four that Discord shows as nothing
+#: (zero-width space, non-joiner, joiner, word joiner), two bits each, between two
+#: zero-width no-break spaces. People read the topic; only the bot reads the marker.
+_BITS = "\u200b\u200c\u200d\u2060"
+_EDGE = "\ufeff"
+
+
 def channel_marker(game_id: int, team: str) -> str:
     """What a private channel's topic ends with: which game and team it belongs to, so a
-    creation repeated after a crash finds the channel instead of making a second one."""
+    creation repeated after a crash finds the channel instead of making a second one.
+    Written in invisible characters (issue 42: "[mafia 1 clan:1]" in a topic is a machine
+    tag everyone reads); `find_marked` still knows the old visible form."""
+    data = f"mafia {game_id} {team}".encode()
+    return _EDGE + "".join(_BITS[(byte >> shift) & 3] for byte in data
+                           for shift in (6, 4, 2, 0)) + _EDGE
+
+
+def legacy_marker(game_id: int, team: str) -> str:
+    """The visible marker channels made before issue 42 carry (adopted all the same)."""
     return f"[mafia {game_id} {team}]"
 
 
-def find_marked(guild: discord.Guild, marker: str, *, exclude: set[int]
-                ) -> discord.TextChannel | None:
+def marked_topic(topic: str, marker: str) -> str:
+    """A topic people read, the marker after it, within Discord's 1,024 characters."""
+    return topic[:1024 - len(marker)].rstrip() + marker
+
+
+def find_marked(guild: discord.Guild, marker: str, *, exclude: set[int],
+                legacy: str | None = None) -> discord.TextChannel | None:
     for channel in guild.text_channels:
-        if channel.id not in exclude and (channel.topic or "").endswith(marker):
+        topic = (channel.topic or "").rstrip(" ")
+        if channel.id not in exclude and (topic.endswith(marker) or (
+                legacy is not None and topic.endswith(legacy))):
             return channel
     return None
 

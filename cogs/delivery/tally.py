@@ -75,9 +75,10 @@ def _voter(v: Any, lang: str) -> str:
 
 
 def checkin_embed(tally: LiveTally, lang: str) -> discord.Embed:
-    """Day 0's check-in list: who has checked in (seat order), who has not yet, the
-    deadline; closed, the final list."""
-    done = [f"{i}. {mention(uid)}" for i, uid in enumerate(tally.checked_in, 1)]
+    """Day 0's check-in list: who has checked in, who has not yet, the deadline;
+    closed, the final list. Seat order, unnumbered, and says so: a number would read as
+    the order of the check-ins, which the board does not keep (RULES.md §6)."""
+    done = [mention(uid) for uid in tally.checked_in]
     total = len(tally.checked_in) + len(tally.not_voted)
     head = t("tally.checkin.count", lang, count=len(tally.checked_in), total=total)
     title = "tally.checkin.final_title" if tally.closed else "tally.checkin.title"
@@ -87,6 +88,8 @@ def checkin_embed(tally: LiveTally, lang: str) -> discord.Embed:
                                               DESCRIPTION_LIMIT, "\n"), colour=RED)
     if not tally.closed:
         _still_open(embed, tally, lang, "tally.checkin.not_yet", "tally.checkin.closes")
+    if done:
+        embed.set_footer(text=t("tally.checkin.order", lang))
     return embed
 
 
@@ -197,6 +200,26 @@ class LiveTallies:
         self._last[message.id] = self.clock()
         self.posts += 1
 
+
+    async def refresh(self, info: GameInfo, channel: Any) -> None:
+        """Bring the day's board up to date at once, before a public list or result is
+        posted beside it (the master's prod, the deadline's reminder: issue 42), whatever
+        the interval: a board that says "nobody yet" under a post naming the one player
+        left reads as a contradiction. It shows the game as it stands now, so a count
+        committed earlier and still held goes out the same (or is superseded)."""
+        tally = await self.bot.observe.live_count(info.id)
+        message_id = None if tally is None else info.live_messages.get(
+            message_key(tally.number))
+        if tally is None or message_id is None:
+            return  # no board yet (a day before its first vote): nothing to contradict
+        try:
+            await channel.get_partial_message(message_id).edit(
+                embed=tally_message_embed(tally, info.language),
+                allowed_mentions=discord.AllowedMentions.none())
+        except discord.NotFound:
+            return  # deleted: the next count posts it again
+        self._last[message_id] = self.clock()
+        self.edits += 1
 
     async def _announcing(self, entry: OutboxEntry) -> bool:
         """Whether an earlier public announcement of the game is still to be posted."""

@@ -26,15 +26,22 @@ def payload(interaction: discord.Interaction[Any]) -> dict[str, Any]:
     return dict(interaction.data or {})
 
 
-async def _guarded(interaction: discord.Interaction[MafiaBot], work: Any) -> None:
-    """Component callbacks report refusals and failures like commands do (MafiaTree)."""
+async def _guarded(interaction: discord.Interaction[MafiaBot], work: Any,
+                   game: int | None = None) -> None:
+    """Component callbacks report refusals and failures like commands do (MafiaTree);
+    one that went through notes the presser's language for `game`, as a slash command
+    does (MafiaBot.on_app_command_completion): a refusal changes nothing."""
     try:
         await work
     except RuleError as err:
         await send_error(interaction, err)
+        return
     except Exception:
         log.exception("component %s failed", payload(interaction).get("custom_id"))
         await send_error(interaction, RuleError(ErrorCode.INTERNAL_ERROR))
+        return
+    if game is not None:
+        await interaction.client.note_reader(interaction, {game})
 
 
 class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
@@ -53,7 +60,7 @@ class RoleButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(int(match["game"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(interaction, send_card(interaction, self.game_id))
+        await _guarded(interaction, send_card(interaction, self.game_id), self.game_id)
 
 
 class SignupButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
@@ -71,7 +78,8 @@ class SignupButton(discord.ui.DynamicItem[discord.ui.Button[Any]],
         return cls(match["action"], int(match["game"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _guarded(interaction, join_or_leave(interaction, self.game_id, self.action))
+        await _guarded(interaction, join_or_leave(interaction, self.game_id, self.action),
+                       self.game_id)
 
 
 class VoteSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
@@ -95,7 +103,7 @@ class VoteSelect(discord.ui.DynamicItem[discord.ui.Select[Any]],
         values = payload(interaction).get("values", [])
         target = int(values[0]) if values else 0
         await _guarded(interaction, cast_vote(interaction, self.game_id, target,
-                                              shout=False, day=self.day))
+                                              shout=False, day=self.day), self.game_id)
 
 
 def role_view(game_id: int, lang: str) -> discord.ui.View:

@@ -48,26 +48,28 @@ def option_text(option: str, on: bool, lang: str) -> str:
 
 def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
                 ) -> list[discord.Embed]:
-    """The reader's help: the game in plain words, what to do now, the commands."""
+    """The reader's help: what he can do now first, then the game in plain words and
+    his commands; the master options last, and only for the master (a player reads
+    them on the signup board: 11 lines before "what to do now" buried it, issue 42)."""
+    now = [t(f"help.duty.{d}", lang) for d in g.duties]
+    if g.role is not None:
+        now.insert(0, t("help.role_line", lang, role=role_name(str(g.role), lang)))
     if g.has_game:
+        # the description, not a field: Discord shows it above every field
+        first = [f"**{t('help.field.now', lang)}**", *now, ""] if now else []
         head = discord.Embed(title=t("help.game", lang, title=user_text(g.title)), colour=COLOUR,
-                             description=t("help.intro", lang))
+                             description="\n".join([*first, t("help.intro", lang)]))
         assert g.phase is not None
         head.add_field(name=t("help.field.phase", lang),
                        value=t(f"status.phase.{g.phase}", lang, number=g.number), inline=True)
         modules = [t(f"signup.module.{m}", lang) for m in g.modules]
         head.add_field(name=t("help.field.modules", lang),
                        value=", ".join(modules) or t("signup.base_only", lang), inline=True)
-        options = "\n".join(option_text(o, bool(g.options.get(o)), lang) for o in OPTIONS)
-        head.add_field(name=t("help.field.options", lang), value=options, inline=False)
     else:
         head = discord.Embed(title=t("help.title", lang), colour=COLOUR,
                              description=t("help.no_game", lang) + "\n\n" + t("help.intro", lang))
-    now = [t(f"help.duty.{d}", lang) for d in g.duties]
-    if g.role is not None:
-        now.insert(0, t("help.role_line", lang, role=role_name(str(g.role), lang)))
-    if now:
-        head.add_field(name=t("help.field.now", lang), value="\n".join(now), inline=False)
+        if now:
+            head.add_field(name=t("help.field.now", lang), value="\n".join(now), inline=False)
     # In a game: the reader's own commands now, each with what it does (not all of
     # them); without one: every command but the master's tools.
     listed = mine if g.has_game else [c for c in existing if not master_only(c)]
@@ -77,7 +79,12 @@ def help_embeds(g: Guide, mine: list[str], existing: list[str], lang: str
         title=t("help.field.yours" if g.has_game else "help.field.all", lang),
         description="\n".join(rows) or "—", colour=COLOUR)
     commands.set_footer(text=t("help.more", lang))
-    return [head, commands]
+    if not (g.has_game and g.master):
+        return [head, commands]
+    options = discord.Embed(title=t("help.field.options", lang), colour=COLOUR,
+                            description="\n".join(option_text(o, bool(g.options.get(o)), lang)
+                                                  for o in OPTIONS))
+    return [head, commands, options]
 
 
 # --- /rules ---------------------------------------------------------------------------

@@ -226,6 +226,8 @@ def notice_text(kind: str, data: dict[str, Any], night: int, lang: str) -> str:
         params["role"] = role_name(params["role"], lang)
     if "action" in params:
         params["action"] = t(f"action.{params['action']}", lang)
+    if isinstance(params.get("spell"), str):
+        params["spell"] = t(f"spell.{params['spell']}.name", lang)
     if kind == "whisper":
         sig = data.get("signature")
         params["signature"] = role_name(sig, lang) if sig else t("anon.unsigned", lang)

@@ -114,6 +114,13 @@ class MafiaBot(commands.Bot):
         games = {info.id for info in found.values()}
         if isinstance(created := interaction.extras.get(READER_GAME), int):
             games.add(created)  # /game create: the master's language (his desk's)
+        await self.note_reader(interaction, games)
+
+    async def note_reader(self, interaction: discord.Interaction[MafiaBot],
+                          games: set[int]) -> None:
+        """The sender's client language, for each of `games` that writes to him
+        privately: after a slash command and after a button or menu went through alike
+        (cogs/ui/components.py `_guarded`), so his pushes follow the client he last used."""
         for game in games:
             if await self.observe.private_reader(game, interaction.user.id):
                 await self.service.readers.note_language(

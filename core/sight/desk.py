@@ -212,9 +212,12 @@ def _night(event: Event, names: Names, lang: str) -> str:
 def _day(event: Event, names: Names, lang: str) -> str:
     data = event.data
     lines = [upper_first(t("desk.day.head", lang, **phase_words(data["number"], lang)))]
-    for voter, target, weight in data["votes"]:
-        lines.append(t("desk.day.vote", lang, voter=names(voter), target=names(target),
-                       votes=votes(weight, lang)))
+    for voter, target, weight, *why in data["votes"]:
+        # a vote that counts 0 says why in a word (rows stored before it carry none)
+        reason = why[0] if why and why[0] and not weight else ""
+        lines.append(t("desk.day.vote_zero" if reason else "desk.day.vote", lang,
+                       voter=names(voter), target=names(target), votes=votes(weight, lang),
+                       why=t(f"desk.day.why.{reason}", lang) if reason else ""))
     for target, halves in data["tally"]:
         lines.append(t("desk.day.row", lang, name=names(target), votes=votes(halves, lang)))
     hanged = data.get("hanged")
@@ -276,13 +279,17 @@ def log_lines(entries: Sequence[LogEntry], names: Names, lang: str) -> list[str]
 
 def addressed(event: Event, text: str, names: Names, lang: str) -> str:
     """A line addressed to some players or to a team's channel names whom it concerns
-    ("to @P1: Your role: mafioso."): the master reads every seat's news in one log."""
+    ("to @P1: Your role: mafioso."): the master reads every seat's news in one log. Each
+    line of a push of several lines names them ("You still read the game channel..."
+    alone would not say to whom it went)."""
     if event.audience.kind == "players" and event.audience.players:
-        return t("desk.log.to", lang, names=", ".join(names(u) for u in
-                                                       event.audience.players), text=text)
+        who = ", ".join(names(u) for u in event.audience.players)
+        return "\n".join(t("desk.log.to", lang, names=who, text=line)
+                         for line in text.split("\n") if line.strip())
     if event.audience.kind == "team" and event.audience.team is not None:
-        return t("desk.log.to_team", lang, team=team_name(event.audience.team, lang),
-                 text=text)
+        team = team_name(event.audience.team, lang)
+        return "\n".join(t("desk.log.to_team", lang, team=team, text=line)
+                         for line in text.split("\n") if line.strip())
     return text
 
 

@@ -75,6 +75,11 @@ def _duties(state: GameState, uid: int, *, master: bool) -> list[str]:
     if master:
         out.append("master_signup" if state.phase is PhaseKind.SIGNUP else
                    "master_over" if state.over else "master_run")
+    if seat is None and state.spectating(uid) and not state.over:
+        # he spectates (from the signup on, never seated): where he reads and writes,
+        # and who sees what he writes (RULES.md §14)
+        return out + ["spectating"] + (["spectating_teams"] if
+                                       state.options.spectators_see_teams else [])
     if state.phase is PhaseKind.SIGNUP:
         return out + (["signup_wait"] if seat is not None else
                       [] if uid == state.master else ["signup_join"])

@@ -288,9 +288,14 @@ def checkin_list(state: GameState) -> LiveTally | None:
                      not_voted=owing(state))
 
 
-def _count(state: GameState) -> LiveTally | None:
-    """The day's one live message: the vote count, or day 0's check-in list."""
+def live_count(state: GameState) -> LiveTally | None:
+    """The day's one live message as it stands: the vote count, or day 0's check-in
+    list (None at night). A public list or result posted beside it refreshes it first
+    (cogs/tally.py `LiveTallies.refresh`)."""
     return live_tally(state) or checkin_list(state)
+
+
+_count = live_count
 
 
 def _closed(before: GameState, after: GameState) -> LiveTally | None:

@@ -36,9 +36,11 @@ from core.sight.tallies import record_fields
 from core.sight.views import LobbyView, ShopView
 from core.sight.visibility import (
     Card,
+    LiveTally,
     PublicView,
     RecordCount,
     card,
+    live_count,
     living_choices,
     public_view,
 )
@@ -136,6 +138,10 @@ class Observer:
     async def view(self, game_id: int) -> PublicView:
         """What anyone at the table may see (the same for every viewer)."""
         return public_view(await self._state(game_id))
+
+    async def live_count(self, game_id: int) -> LiveTally | None:
+        """The day's live board as it stands now (public: the same for everyone)."""
+        return live_count(await self._state(game_id))
 
     async def card(self, game_id: int, uid: int) -> Card:
         """`uid`'s own card; RuleError(not_a_player) for anyone without a seat."""

@@ -16,10 +16,12 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from cogs.ui.markup import user_text
 from core.game.roles import Role
 from core.game.state import PhaseKind
-from core.sight.narrate import phase_words
+from core.sight.narrate import phase_words, team_name
 from core.storage.models import DELIVERED, Outbox
 from core.text.i18n import t as tr
 from tests.bot.helpers import (
@@ -360,3 +362,53 @@ async def test_the_fake_discord_honours_enforce_nonce_within_its_window(h: Harne
     h.world.ratelimits.clock.at_least(h.world.clock() + h.world.nonce_window + 1)
     late = await channel.send("hello", nonce="g1o1.0")
     assert late.id != first.id and len(posted(h, channel.id)) == 3
+
+
+INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+async def test_channel_topics_carry_no_machine_tag_people_read(h: Harness, lang: str) -> None:
+    """Issue 42 point 7: a private channel's topic reads as the catalogue's words alone;
+    the marker the bot finds its channels by after a crash is invisible (adoption:
+    the crash tests above)."""
+    t = await open_table(h, 8, roles="mafioso x2; investigator; sergeant; bouncer",
+                         locale="en-US" if lang == "en" else "ru")
+    if lang == "en":
+        assert (await t.do(t.master, "game options", language="en")).ephemeral
+    await start(t)
+    info = await t.bot.service.info(t.game_id)
+    checked = set()
+    for team, channel_id in info.private_channels.items():
+        if h.world.channels.get(channel_id, {}).get("type") != 0:
+            continue  # a seat's place is a thread: no topic
+        topic = h.world.channels[channel_id].get("topic") or ""
+        assert "[mafia" not in topic and "mafia" not in INVISIBLE.sub("", topic).lower()
+        shown = INVISIBLE.sub("", topic)
+        expected = tr("desk.channel.topic", lang, title="Palermo") if team == "desk" else \
+            tr("channel.topic", lang, team=team_name(team, lang), title="Palermo")
+        assert shown == expected, (team, topic)
+        assert topic != shown  # the marker is there, unseen
+        checked.add(team)
+    assert checked == {"clan:1", "police", "desk"}
+
+
+def test_a_channel_marked_the_old_visible_way_is_still_found() -> None:
+    """A channel an older version made (its topic ends "[mafia 3 police]") is adopted
+    after a crash as one with the invisible marker is; another game's or team's is not."""
+    from types import SimpleNamespace
+
+    from cogs.utils.posting import channel_marker, find_marked, legacy_marker, marked_topic
+
+    old = SimpleNamespace(id=1, topic="police: private channel [mafia 3 police]")
+    new = SimpleNamespace(id=2, topic=marked_topic("police: private channel",
+                                                   channel_marker(4, "police")))
+    other = SimpleNamespace(id=3, topic=marked_topic("x", channel_marker(4, "clan:1")))
+    guild: Any = SimpleNamespace(text_channels=[old, new, other])
+    assert find_marked(guild, channel_marker(3, "police"), exclude=set(),
+                       legacy=legacy_marker(3, "police")) is old
+    assert find_marked(guild, channel_marker(4, "police"), exclude=set(),
+                       legacy=legacy_marker(4, "police")) is new
+    assert find_marked(guild, channel_marker(4, "police"), exclude={2},
+                       legacy=legacy_marker(4, "police")) is None
+    assert len(marked_topic("a" * 2000, channel_marker(4, "police"))) <= 1024

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import discord
+import pytest
 
 from core.game.roles import Role
 from core.game.state import PhaseKind
-from core.sight.narrate import phase_words
+from core.sight.narrate import phase_words, votes
 from core.text.i18n import t as tr
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness
@@ -300,3 +301,59 @@ async def test_replacement_from_the_standby_list(h: Harness) -> None:
     assert not h.visible_channels(t.member(old.uid)).can_view(clan.id)
     res = await t.do(sub, "role")
     assert res.ephemeral and tr("role.mafioso.name", "en") in res.text
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+async def test_the_desk_and_the_log_say_who_and_why(h: Harness, lang: str) -> None:
+    """Issue 42 point 5, in the master's language: a slept vote's 0 says why on the
+    desk; the night's step by step names its death once (in the deaths' line); /master
+    log names the player every line of a private push went to."""
+    t = await open_table(h, 8, roles=ROLES, currency=True, shop=True,
+                         locale="en-US" if lang == "en" else "ru")
+    await start(t)
+    desk = desk_channel(h, lang)
+    await checkin_all(t)
+    await t.advance()  # night 0
+    await t.advance()  # day 1
+    citizens = await t.holders(Role.CITIZEN)
+    a, b, c = citizens[:3]
+    assert (await t.do(a, "cast", spell="sleep", target=str(b.id))).ephemeral
+    assert (await t.do(b, "vote", player=str(c.id))).embeds
+    # point 6: what his place was told stays on his card (his alone)
+    slept = tr("notice.spell_on_you_day", lang, night=1,
+               spell=tr("spell.sleep.name", lang))
+    card = await t.do(b, "role")
+    assert card.ephemeral and card.message is not None
+    assert card.message.ephemeral_for == b.id and slept in card.text, card.text
+    assert slept not in (await t.do(c, "role")).text
+    await t.advance()  # night 1: the slept vote counted 0, nobody is hanged
+    feed = texts(h, desk.id)
+    zero = tr("desk.day.vote_zero", lang, voter=f"<@{b.id}>", target=f"<@{c.id}>",
+              votes=votes(0, lang), why=tr("desk.day.why.asleep", lang))
+    assert zero in feed, feed[-800:]
+    # night 1: the clan kills a citizen
+    state = await t.state()
+    mover = state.clans[0].acting
+    assert mover is not None
+    victim = next(p for p in await t.holders(Role.CITIZEN) if p.id != mover)
+    assert (await t.do(t.member(mover), "night", target=str(victim.id))).ephemeral
+    await t.advance()  # day 2
+    assert victim.id not in {p.id for p in await t.living()}
+    night = next(d for m in reversed(h.messages_in(desk.id)) for e in m.embeds
+                 if (d := e.get("description", "")).startswith(
+                     tr("desk.night.head", lang, night=1)))
+    death = tr("desk.night.death", lang, name=f"<@{victim.id}>", by=f"<@{mover}>")
+    assert night.count(death) == 1
+    said_out = [line for line in night.splitlines() if f"<@{victim.id}>" in line
+                and line != death and ("out of the game" in line or "выбывает" in line)]
+    assert said_out == [], night  # the step says the move, the deaths' line the death
+    # /master log: every line of the victim's "you are out" push names him
+    res = await h.slash(t.master, "master log", channel=t.channel, locale=lang,
+                        player=str(victim.id), file=True)
+    assert res.ephemeral and res.message is not None
+    [(_, data)] = res.message.files
+    lines = data.decode().splitlines()
+    to = tr("desk.log.to", lang, names=victim.name, text="")
+    for key in ("event.you_died.killed", "event.you_died.where"):
+        [line] = [x for x in lines if tr(key, lang) in x]
+        assert to in line, line

@@ -51,11 +51,21 @@ async def test_help_in_a_game_says_what_the_reader_can_do_now(h: Harness) -> Non
     assert t("help.game", "en", title="Palermo") in text
     assert t("help.duty.signup_wait", "en") in text and "/game leave" in text
     assert t("signup.module.currency", "en") in text
-    assert t("signup.option.reveal_roles.on", "en") in text  # master options in plain words
+    # what he can do now comes first; the master options are the master's alone (the
+    # signup board shows them to everyone)
+    assert text.index(t("help.field.now", "en")) < text.index(t("help.intro", "en"))
+    assert t("help.field.options", "en") not in text
+    assert t("signup.option.reveal_roles.on", "en") not in text
     text = private(await table.do(outsider, "help"))
     assert t("help.duty.signup_join", "en") in text
+    assert t("help.field.options", "en") not in text
     text = private(await table.do(table.master, "help"))
     assert t("help.duty.master_signup", "en") in text
+    assert t("signup.option.reveal_roles.on", "en") in text  # master options in plain words
+    assert text.index(t("help.field.now", "en")) < text.index(t("help.field.yours", "en")) \
+        < text.index(t("help.field.options", "en"))  # his options last
+    text = private(await h.slash(table.master, "help", channel=table.channel, locale="ru"))
+    assert text.index(t("help.field.now", "ru")) < text.index(t("help.field.options", "ru"))
     await start(table)
     await checkin_all(table)
     await table.advance()  # night 0

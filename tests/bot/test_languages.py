@@ -412,3 +412,25 @@ async def test_a_check_in_is_acknowledged_in_the_senders_language(h: Harness) ->
         me = f"<@{p.id}>"
         assert head("event.checked_in", lang, uid=me) in said, said
         assert head("event.checked_in", other, uid=me) not in said, said
+
+
+async def test_a_button_notes_the_pressers_language_as_a_command_does(h: Harness) -> None:
+    """A Russian game, a player with an English client: pressing "my role" from a Russian
+    client notes Russian for his later pushes, as /role would, and back."""
+    t_ = await seat(h, h.default_guild, "Палермо", ["en-US"] + ["ru"] * 9, master_locale="ru")
+    english = t_.players[0]
+    assert await t_.bot.service.readers.language(t_.game_id, english.id, "?") == "en"
+    started = next(m for m in h.messages_in(t_.channel)
+                   if any(cid.startswith("mafia:role:") for cid in m.custom_ids))
+    clicked = await h.click(english, started, f"mafia:role:{t_.game_id}", locale="ru")
+    assert clicked.ephemeral
+    ephemeral(clicked, "ru")
+    await noted(t_, english.id, "ru")
+    await prod(t_)
+    assert head("event.reminder.checkin", "ru") in (await last_push(h, t_, english.id)).text
+    # back to English by the button: the next push follows
+    ephemeral(await h.click(english, started, f"mafia:role:{t_.game_id}", locale="en-US"),
+              "en")
+    await noted(t_, english.id, "en")
+    await prod(t_)
+    assert head("event.reminder.checkin", "en") in (await last_push(h, t_, english.id)).text

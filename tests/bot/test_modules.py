@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import discord
+import pytest
 
 from core.game.roles import Role
 from core.game.state import PhaseKind
@@ -184,3 +185,30 @@ async def test_crypto_anon_whisper_reveal(h: Harness) -> None:
     inv = (await t.holders(Role.INVESTIGATOR))[0]
     res = await t.do(inv, "reveal")
     assert res.ephemeral and res.text == tr("error.public_moves_off", "en")
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ru"])
+async def test_a_protection_that_stopped_an_attack_stays_on_the_card(
+        h: Harness, locale: str) -> None:
+    """Issue 42 point 6: a citizen's bought protection stops the clan's kill; the push
+    to his place tells him, and so does his /role card afterwards (ephemeral, his
+    alone), as the bouncer's card keeps "your protection was needed"."""
+    lang = "ru" if locale == "ru" else "en"
+    t = await open_table(h, 8, roles="mafioso; investigator; bouncer", currency=True,
+                         shop=True, locale=locale)
+    await start(t)
+    await checkin_all(t)
+    await t.advance()  # night 0: the evening shop is open
+    buyer, other = (await t.holders(Role.CITIZEN))[:2]
+    assert (await t.do(buyer, "buy", item="protection", target="mafia:1")).ephemeral
+    mover = (await t.state()).clans[0].acting
+    assert mover is not None
+    assert (await t.do(t.member(mover), "night", target=str(buyer.id))).ephemeral
+    await t.advance()  # day 1: the attack was stopped
+    assert buyer.id in {p.id for p in await t.living()}
+    line = tr("notice.armour_saved", lang, night=0)
+    card = await t.do(buyer, "role")
+    assert card.ephemeral and card.message is not None
+    assert card.message.ephemeral_for == buyer.id
+    assert line in card.text, card.text
+    assert line not in (await t.do(other, "role")).text

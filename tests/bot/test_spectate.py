@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import discord
+import pytest
 
 from cogs.delivery.overwrites import POSTING
 from core.game.roles import Role
@@ -145,3 +146,38 @@ async def test_players_the_master_and_a_second_try_are_refused(h: Harness) -> No
     before = (await t.state()).model_dump_json()
     refused(await t.do(t.member(victim.uid), "game spectate"), "player_cannot_spectate")
     assert (await t.state()).model_dump_json() == before
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ru"])
+async def test_a_spectators_help_says_he_spectates_where_and_who_sees_him(
+        h: Harness, locale: str) -> None:
+    """Issue 42 point 7: a spectator's /help is not an outsider's; it says he spectates,
+    that he reads the game channel and writes in the graveyard alone, and who reads that
+    (the option adds the team channels, read-only); ephemeral, his alone."""
+    lang = "ru" if locale == "ru" else "en"
+    t = await open_table(h, 8, roles=ROLES)
+    watcher = h.add_member("Watcher", locale=locale)
+    assert (await t.do(watcher, "game spectate")).ephemeral
+    outsider = h.add_member("Zoe", locale=locale)
+    for phase in ("signup", "day 0"):
+        res = await t.do(watcher, "help")
+        assert res.ephemeral and res.message is not None
+        assert res.message.ephemeral_for == watcher.id
+        assert tr("help.duty.spectating", lang) in res.text, (phase, res.text)
+        assert tr("help.duty.spectator", lang) not in res.text
+        assert tr("help.duty.signup_join", lang) not in res.text
+        assert tr("help.duty.spectating_teams", lang) not in res.text
+        other = (await t.do(outsider, "help")).text
+        assert tr("help.duty.spectating", lang) not in other
+        if phase == "signup":
+            await start(t)
+
+
+async def test_with_the_option_a_spectators_help_names_the_team_channels(h: Harness) -> None:
+    t = await open_table(h, 8, roles=ROLES)
+    assert (await t.do(t.master, "game options", spectators_see_teams=True)).ephemeral
+    watcher = h.add_member("Watcher", locale="en-US")
+    assert (await t.do(watcher, "game spectate")).ephemeral
+    text = (await t.do(watcher, "help")).text
+    assert tr("help.duty.spectating", "en") in text
+    assert tr("help.duty.spectating_teams", "en") in text

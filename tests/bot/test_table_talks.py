@@ -137,12 +137,14 @@ async def test_the_dead_hear_where_to_read_and_their_ghost_vote(h: Harness) -> N
     text = descriptions(posts_to(h, await place(t, kicked.id))[-1])
     assert tr("event.you_died.kicked", "en") in text
     assert tr("event.you_died.ghost", "en") not in text  # the removed have no ghost vote
-    # each of the dead is welcomed in the graveyard, with a ping of just him
+    # each of the dead is welcomed in the graveyard, with a ping of just him, in the
+    # game's language (Russian): a shared channel, whatever his own client (English)
     grave = (await t.bot.service.info(t.game_id)).private_channels["graveyard"]
     welcomes = [b for b in posts_to(h, grave) if b.get("allowed_mentions", {}).get("users")]
-    assert [b["content"] for b in welcomes] == [  # each in his own language
-        tr("channel.graveyard_welcome", "en", names=f"<@{uid}>") for uid in (hanged.id,
+    assert [b["content"] for b in welcomes] == [
+        tr("channel.graveyard_welcome", "ru", names=f"<@{uid}>") for uid in (hanged.id,
                                                                               kicked.id)]
+    assert h.world.channels[grave]["permission_overwrites"]  # a private channel, shared
     for body, uid in zip(welcomes, (hanged.id, kicked.id), strict=True):
         assert [str(u) for u in body["allowed_mentions"]["users"]] == [str(uid)]
 

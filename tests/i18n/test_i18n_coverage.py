@@ -194,8 +194,10 @@ SPECIAL_EVENTS = {
         "head", "sequence", "void", "actor_dead", "target_gone", "fallback", "blocked",
         "wrecking", "protect", "check", "kill", "kill_again", "armour", "bad_kill", "club",
         "club_armour", "club_dead", "nobody", "death")],
-    "day_explained": [f"desk.day.{k}" for k in ("head", "vote", "row", "nobody", "tie",
-                                                "hanged")],
+    "day_explained": [f"desk.day.{k}" for k in ("head", "vote", "vote_zero", "row", "nobody",
+                                                "tie", "hanged")] + [
+        f"desk.day.why.{k}" for k in ("silenced", "asleep", "excluded", "removed",
+                                      "no_ghosts", "cancelled")],
     "desk_opened": ["desk.opened.head", "desk.opened.row"],
     "desk_day_kick": ["event.desk_day_kick"] + [f"desk.kick_day.{k}" for k in (
         "standing", "none", "leader", "tie", "rule")],

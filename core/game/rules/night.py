@@ -408,9 +408,12 @@ def _spiked_club(ctx: Ctx, result: NightResult, dead_tonight: set[int], bouncer:
         return
     ctx.emit(EventKind.CLUB_USED, Audience.to(bouncer), night=state.number, target=attacker.uid)
     holder = state.player(bouncer)
+    if holder is not None:  # his card keeps what his place was told (issue 42)
+        _notice(holder, "club_used", state.number, target=attacker.uid)
     kind = attacker_kind(holder) if holder is not None else None  # 'Protection from the bouncer'
     if kind is not None and use_item(state, attacker.uid, ItemKind.PROTECTION, kind):
         result.steps.append({"step": "club_armour", "actor": bouncer, "target": attacker.uid})
+        _notice(attacker, "armour_saved", state.number)
         ctx.emit(EventKind.ARMOUR_SAVED, Audience.to(attacker.uid), night=state.number)
         return
     result.steps.append({"step": "club", "actor": bouncer, "target": attacker.uid})
@@ -428,6 +431,7 @@ def _armour_stops(ctx: Ctx, attacker: Player, target: Player) -> bool:
     _notice(attacker, "action_failed", night, action="kill")
     ctx.emit(EventKind.ACTION_FAILED, Audience.to(attacker.uid), night=night, action="kill")
     _clan_hears_failure(ctx, attacker, Action.KILL, target.uid)
+    _notice(target, "armour_saved", night)  # his card keeps it, as the bouncer's does
     ctx.emit(EventKind.ARMOUR_SAVED, Audience.to(target.uid), night=night)
     return True
 

@@ -235,12 +235,13 @@ def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
     state = ctx.state
     state.took_part = took_part_today(state)
     if state.number > 0:
+        why = voting.zero_reasons(state)  # before the record: today's spells still apply
         record = voting.close_day(state)
         state.days.append(record)
         ctx.emit(EventKind.DAY_RESULT, number=state.number, tally=record.tally, votes=record.votes,
                  weights=record.weights, hanged=record.hanged, tied=record.tied)
         ctx.emit(EventKind.DAY_EXPLAINED, Audience.master(), number=state.number,
-                 votes=[[v, target, record.weights.get(v, 0)]
+                 votes=[[v, target, record.weights.get(v, 0), why.get(v, "")]
                         for v, target in record.votes.items()],
                  tally=sorted(([u, h] for u, h in record.tally.items()), key=lambda r: -r[1]),
                  hanged=record.hanged, tied=record.tied, decider=record.decider)

@@ -20,7 +20,7 @@ from core.game.rules.context import Ctx
 from core.game.rules.economy import spending_cap
 from core.game.rules.items import WARES, ItemKind, Moment, SpellKind, is_item, items, spells, ware
 from core.game.rules.weights import known_voiceless
-from core.game.state import GameState, Item, PendingBuy, PhaseKind, Player, SpellCast
+from core.game.state import GameState, Item, Notice, PendingBuy, PhaseKind, Player, SpellCast
 
 # Views of the catalogue (core/game/rules/items.py) under their historical names.
 ITEM_PRICES: dict[str, int] = {str(k): WARES[k].price for k in items()
@@ -384,6 +384,8 @@ def _cast_day(ctx: Ctx, caster: Player, spell: str, target: Player,
     ctx.emit(EventKind.DESK_SPELL, Audience.master(), uid=caster.uid, spell=spell,
              target=target.uid)
     if spell != SpellKind.FREE_SPEECH:
+        # his card keeps what his place was told (issue 42)
+        target.notices.append(Notice(kind="spell_on_you_day", night=day, data={"spell": spell}))
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target.uid), spell=spell)
 
 
@@ -419,14 +421,21 @@ def _cast_night(ctx: Ctx, caster: Player, spell: str, target_id: int,
         if _use_item(state, target_id, ItemKind.CHEQUE_BOOK):
             ctx.emit(EventKind.DESK_SPELL_BLOCKED, Audience.master(), uid=caster.uid,
                      spell=spell, target=target_id)
+            saved = state.player(target_id)
+            if saved is not None:  # his card keeps what his place was told (issue 42)
+                saved.notices.append(Notice(kind="cheque_book_saved", night=night))
             ctx.emit(EventKind.CHEQUE_BOOK_SAVED, Audience.to(target_id))
             ctx.emit(EventKind.SPELL_BLOCKED, Audience.to(caster.uid), spell=spell,
                      target=target_id)
             return
         state.helpless[target_id] = night
+        target.notices.append(Notice(kind="spell_on_you_night", night=night,
+                                     data={"spell": spell}))
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
     elif spell == SpellKind.DOUBLING:
         state.doubled[target_id] = night
+        target.notices.append(Notice(kind="spell_on_you_night", night=night,
+                                     data={"spell": spell}))
         ctx.emit(EventKind.SPELL_ON_YOU, Audience.to(target_id), spell=spell)
     elif spell == SpellKind.DESTRUCTION:
         state.wrecking[target_id] = night

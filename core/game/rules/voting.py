@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.game.rules.shop import voided_marks
+from core.game.rules.shop import day_effects, voided_marks
 from core.game.rules.weights import base_weight as base_weight
 from core.game.rules.weights import ghosts_allowed as ghosts_allowed
 from core.game.state import DayRecord, GameState, VoteMark
@@ -163,6 +163,32 @@ def close_day(state: GameState) -> DayRecord:
             record.tied = tied
             record.decider = result.reached_by.get(result.leader)
     return record
+
+
+def zero_reasons(state: GameState) -> dict[int, str]:
+    """Why each of today's standing votes that counts 0 does (the master's desk says it
+    in a word): "silenced" (Silence), "asleep" (Sleep), "excluded" (a ghost the occultist
+    excluded), "removed" (a ghost removed by the master or for missed turns, who has no
+    vote), "no_ghosts" (a ghost while no occultist lives), "cancelled" otherwise."""
+    void = voided(state)
+    silenced = day_effects(state).silenced
+    out: dict[int, str] = {}
+    for voter, mark in current_votes(state).items():
+        if mark_weight(state, mark, void):
+            continue
+        p = state.player(voter)
+        if mark.seq in void:
+            out[voter] = "silenced" if voter in silenced else "asleep"
+        elif p is not None and not p.alive and p.death is not None \
+                and p.death.cause in ("kicked", "inactive"):
+            out[voter] = "removed"
+        elif p is not None and not p.alive and voter in state.occult_excluded:
+            out[voter] = "excluded"
+        elif p is not None and not p.alive and not ghosts_allowed(state):
+            out[voter] = "no_ghosts"
+        else:
+            out[voter] = "cancelled"
+    return out
 
 
 def standing_after_kick(state: GameState) -> dict[str, Any]:
