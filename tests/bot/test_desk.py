@@ -10,7 +10,7 @@ import pytest
 
 from core.game.roles import Role
 from core.game.state import PhaseKind
-from core.sight.narrate import phase_words, votes
+from core.sight.narrate import NIGHT_FORMS, phase_words, upper_first, votes
 from core.text.i18n import t as tr
 from tests.bot.helpers import Table, checkin_all, open_table, start
 from tests.harness import Harness
@@ -341,7 +341,8 @@ async def test_the_desk_and_the_log_say_who_and_why(h: Harness, lang: str) -> No
     assert victim.id not in {p.id for p in await t.living()}
     night = next(d for m in reversed(h.messages_in(desk.id)) for e in m.embeds
                  if (d := e.get("description", "")).startswith(
-                     tr("desk.night.head", lang, night=1)))
+                     upper_first(tr("desk.night.head", lang,
+                                             **phase_words(1, lang, NIGHT_FORMS)))))
     death = tr("desk.night.death", lang, name=f"<@{victim.id}>", by=f"<@{mover}>")
     assert night.count(death) == 1
     said_out = [line for line in night.splitlines() if f"<@{victim.id}>" in line
