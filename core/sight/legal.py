@@ -79,6 +79,8 @@ HELP: tuple[Path, ...] = (
     Path("unvote", "unvote"),
     Path("votes", reads=guards.vote),
     Path("night", "night"),
+    Path("menu vote", "vote"),  # the member context menus (right click): as /vote, /night
+    Path("menu night", "night"),
     Path("share", "share"),
     Path("occult exclude", "occult_exclude"),
     Path("away", "away"),
