@@ -101,6 +101,9 @@ log = logging.getLogger(__name__)
 # Events posted in a private channel rather than the game channel: a team's, or the
 # master's desk (cogs/desk.py).
 PRIVATE = frozenset({"team", "master"})
+# Public events after which the desk's overwrites follow the game's hosts.
+HOSTS_CHANGED = frozenset({EventKind.COHOST_NAMED, EventKind.COHOST_REMOVED,
+                           EventKind.MASTER_HANDED_OVER})
 
 
 #: seconds an outbox request may wait for its channel's or guild's window in the budget
@@ -487,6 +490,10 @@ class Delivery:
             ping = await self.places.ping(info)
         elif event.kind is EventKind.GAME_OVER:  # the role is deleted only after this post
             ping = await self.places.ping(info, make=False)
+        elif event.kind in HOSTS_CHANGED:  # the desk lets in the hosts of now
+            from .desk import follow_hosts
+
+            await follow_hosts(self, info)
         channel = self._channel(info.channel_id)
         await self._post_pieces(channel, [(entry, event)], lang, view, game=info, **ping)
         await self.attached.follow(info, channel, [entry])
