@@ -517,12 +517,14 @@ class Delivery:
         so the joins that came before it are on it."""
         if info.signup_message_id is not None:  # posted and stored before a crash
             return
+        from .notify import signup_ping
         from .ui.components import signup_view
 
         signup = await self.observe.lobby(info.id)
         view = signup_view(info.id, info.language) if not signup.started else None
+        ping: Any = signup_ping(self.bot.get_guild(info.guild_id))  # the opt-in list
         sent = await post(self._channel(info.channel_id), entry_key(entry),
-                          embeds=[signup_embed(signup, info.language)], view=view)
+                          embeds=[signup_embed(signup, info.language)], view=view, **ping)
         await self.service.set_discord(info.id, DiscordPatch(signup_message_id=sent[0].id))
 
     async def refresh_signup(self, info: GameInfo, entry: OutboxEntry) -> None:

@@ -115,6 +115,24 @@ class Lobby(GameCog):
         if refusal is not None:
             raise refusal
 
+    @game.command(**command_kwargs("game.notify"))
+    @localized("game.notify", "switch")
+    @app_commands.choices(switch=[Choice(name=L("notify.choice.on"), value="on"),
+                                  Choice(name=L("notify.choice.off"), value="off")])
+    async def notify(self, interaction: discord.Interaction[MafiaBot], switch: str) -> None:
+        """The server's opt-in list of members pinged when a signup opens (cogs/notify.py)."""
+        from .notify import switch as set_notify
+
+        on = switch == "on"
+        if on:
+            refuse_missing(interaction, ("manage_roles",))
+        assert isinstance(interaction.user, discord.Member)
+        changed = await set_notify(interaction.user, on, guild_lang(interaction.guild))
+        key = ("notify.on" if changed else "notify.already_on") if on else \
+            ("notify.off" if changed else "notify.already_off")
+        await interaction.response.send_message(t(key, user_lang(interaction)),
+                                                ephemeral=True)
+
     @game.command(**command_kwargs("game.setup"))
     @localized("game.setup", "roles")
     async def setup(self, interaction: discord.Interaction[MafiaBot],
