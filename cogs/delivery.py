@@ -101,6 +101,9 @@ log = logging.getLogger(__name__)
 # Events posted in a private channel rather than the game channel: a team's, or the
 # master's desk (cogs/desk.py).
 PRIVATE = frozenset({"team", "master"})
+# Public events a game's scheduled event follows (cogs/events.py).
+EVENT_TURNS = {EventKind.GAME_STARTED: "started", EventKind.CANCELLED: "cancelled",
+               EventKind.GAME_OVER: "over"}
 # Public events after which the desk's overwrites follow the game's hosts.
 HOSTS_CHANGED = frozenset({EventKind.COHOST_NAMED, EventKind.COHOST_REMOVED,
                            EventKind.MASTER_HANDED_OVER})
@@ -404,6 +407,7 @@ class Delivery:
         too slow to go with them (cogs/pictures.py)."""
         todo = [(x, e) for x, e in public
                 if e.kind not in SIGNUP_EVENTS and not self._did(x, "post")]
+        await self._follow(info, [e for _, e in todo])
         if todo:
             await self._post_public(info, todo, started=any(
                 e.kind is EventKind.GAME_STARTED for _, e in public))
@@ -490,13 +494,23 @@ class Delivery:
             ping = await self.places.ping(info)
         elif event.kind is EventKind.GAME_OVER:  # the role is deleted only after this post
             ping = await self.places.ping(info, make=False)
-        elif event.kind in HOSTS_CHANGED:  # the desk lets in the hosts of now
-            from .desk import follow_hosts
-
-            await follow_hosts(self, info)
+        await self._follow(info, [event])
         channel = self._channel(info.channel_id)
         await self._post_pieces(channel, [(entry, event)], lang, view, game=info, **ping)
         await self.attached.follow(info, channel, [entry])
+
+    async def _follow(self, info: GameInfo, events: list[Event]) -> None:
+        """What follows the game's public turns outside its channel: the planned start's
+        scheduled event (cogs/events.py) and the desk's doors (the hosts of now)."""
+        for event in events:
+            if event.kind in EVENT_TURNS:
+                from .events import follow
+
+                await follow(self.bot, info, EVENT_TURNS[event.kind])
+            if event.kind in HOSTS_CHANGED:
+                from .desk import follow_hosts
+
+                await follow_hosts(self, info)
 
     async def close_game(self, info: GameInfo, entry: OutboxEntry) -> None:
         """The end's CLOSE_KIND row: the game's private channels, places and role close

@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     ALREADY_VOTED_FOR = "already_voted_for"
     AWAY_UNTIL_PAST = "away_until_past"
     BAD_OPTION = "bad_option"
+    BAD_START_TIME = "bad_start_time"
+    START_TIME_RANGE = "start_time_range"
     BALANCE_LOPSIDED = "balance_lopsided"
     BALANCE_RUNNING = "balance_running"
     BLANK_TEXT = "blank_text"

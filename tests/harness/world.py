@@ -606,6 +606,7 @@ class FakeWorld:
         self.closed_dms: set[int] = set()
         self.thread_members: dict[int, set[int]] = {}
         self.commands: dict[int | None, dict[int, dict[str, Any]]] = {}
+        self.scheduled_events: dict[int, dict[str, Any]] = {}  # guild scheduled events
         self.interactions: dict[str, InteractionRecord] = {}
         self.open_modals: dict[int, list[OpenModal]] = {}
         self.listeners: list[GatewayListener] = []
