@@ -16,6 +16,7 @@ from core.game.errors import ErrorCode, RuleError
 from core.sight.guide import topic_ids
 
 from .base import MAX_CHOICES, GameCog
+from .menus import MENU_PATHS
 from .ui.help import help_embeds, rules_embeds, topic_title
 from .ui.limits import pack
 from .ui.markup import no_pings
@@ -24,11 +25,15 @@ from .utils.bot import MafiaBot, is_admin
 
 
 def tree_commands(tree: app_commands.CommandTree[Any]) -> list[str]:
-    """Every slash command path of the tree ("game join"), in registration order."""
+    """Every slash command path of the tree ("game join"), in registration order, and
+    the member menus it holds ("menu vote": cogs/menus.py)."""
     out: list[str] = []
     for command in tree.walk_commands():
         if isinstance(command, app_commands.Command):
             out.append(command.qualified_name)
+    for menu in tree.get_commands(type=discord.AppCommandType.user):
+        if menu.name in MENU_PATHS:
+            out.append(MENU_PATHS[menu.name])
     return out
 
 

@@ -31,7 +31,7 @@ from .ui.markup import user_text
 from .ui.render import reply_embed, status_embed
 from .ui.text import L, command_kwargs, guild_lang, localized, mention, user_lang
 from .utils.actions import join_or_leave
-from .utils.bot import READER_GAME, MafiaBot, is_admin
+from .utils.bot import READER_GAME, MafiaBot, is_admin, now
 from .utils.errors import refusal, send_error
 from .utils.sight import seat_sights
 
@@ -79,13 +79,21 @@ class Lobby(GameCog):
 
     @game.command(**command_kwargs("game.create"))
     @localized("game.create", "title", "plot", "extra_roles", "currency", "shop", "crypto",
-               "day_minutes", "night_minutes")
+               "day_minutes", "night_minutes", "start")
     async def create(self, interaction: discord.Interaction[MafiaBot],
                      title: Range[str, 1, 100], plot: Range[str, 0, 1500] = "",
                      extra_roles: bool = False, currency: bool = False, shop: bool = False,
                      crypto: bool = False, day_minutes: Range[int, 1, 20160] = 1440,
-                     night_minutes: Range[int, 1, 20160] = 720) -> None:
+                     night_minutes: Range[int, 1, 20160] = 720,
+                     start: Range[str, 1, 40] | None = None) -> None:
+        """Open signup; with `start`, the planned start as a scheduled event (cogs/events.py),
+        refused before anything changes when it cannot be read or made."""
+        from . import events
+
+        planned = events.parse_start(start, now()) if start is not None else None
         refuse_missing(interaction, REQUIRED_TO_CREATE)
+        if planned is not None:
+            events.refuse_no_events(interaction)
         await self.refuse_place(interaction)
         lang = guild_lang(interaction.guild)
         options = Options(extra_roles=extra_roles, currency=currency or shop, shop=shop,
@@ -98,8 +106,14 @@ class Lobby(GameCog):
             interaction.guild.id, interaction.channel_id, interaction.user.id, title, plot,
             options, language=lang, extra_outbox=[OutboxItem(kind=SIGNUP_POST, payload={})])
         interaction.extras[READER_GAME] = game  # the master's language (his desk's)
-        await interaction.response.send_message(
-            t("lobby.created", user_lang(interaction), title=user_text(title)), ephemeral=True)
+        text = t("lobby.created", user_lang(interaction), title=user_text(title))
+        if planned is not None:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+            await events.plan(interaction, await self.service.info(game), planned, lang)
+            await interaction.followup.send(
+                "\n".join([text, t("events.planned", user_lang(interaction))]), ephemeral=True)
+            return
+        await interaction.response.send_message(text, ephemeral=True)
 
     async def refuse_place(self, interaction: discord.Interaction[MafiaBot]) -> None:
         """Games open only in ordinary text channels no game owns (core.game.access decides)."""
@@ -115,6 +129,24 @@ class Lobby(GameCog):
         refusal = game_place_refusal(kind, owner)
         if refusal is not None:
             raise refusal
+
+    @game.command(**command_kwargs("game.notify"))
+    @localized("game.notify", "switch")
+    @app_commands.choices(switch=[Choice(name=L("notify.choice.on"), value="on"),
+                                  Choice(name=L("notify.choice.off"), value="off")])
+    async def notify(self, interaction: discord.Interaction[MafiaBot], switch: str) -> None:
+        """The server's opt-in list of members pinged when a signup opens (cogs/notify.py)."""
+        from .notify import switch as set_notify
+
+        on = switch == "on"
+        if on:
+            refuse_missing(interaction, ("manage_roles",))
+        assert isinstance(interaction.user, discord.Member)
+        changed = await set_notify(interaction.user, on, guild_lang(interaction.guild))
+        key = ("notify.on" if changed else "notify.already_on") if on else \
+            ("notify.off" if changed else "notify.already_off")
+        await interaction.response.send_message(t(key, user_lang(interaction)),
+                                                ephemeral=True)
 
     @game.command(**command_kwargs("game.setup"))
     @localized("game.setup", "roles")

@@ -1,4 +1,5 @@
-"""Master tools: /master advance, extend, kick, bonus, log, replace, pings, prod."""
+"""Master tools: /master advance, extend, kick, bonus, log, replace, pings, prod, and
+/master cohost add|remove|handover (core/game/rules/cohost.py decides)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .utils.bot import MafiaBot, is_admin
 
 class Master(GameCog):
     master = app_commands.Group(**command_kwargs("master"), guild_only=True)
+    cohost = app_commands.Group(**command_kwargs("master.cohost"), parent=master)
 
     async def _master_game(self, interaction: discord.Interaction[MafiaBot], *,
                            finished: bool = False) -> Any:
@@ -121,6 +123,57 @@ class Master(GameCog):
         text = t("master.prod", lang, names=" ".join(mention(u) for u in idle)) if idle \
             else t("master.prod_none", lang)
         await interaction.response.send_message(text, ephemeral=True)
+
+    @cohost.command(**command_kwargs("master.cohost.add"))
+    @localized("master.cohost.add", "player")
+    async def cohost_add(self, interaction: discord.Interaction[MafiaBot],
+                         player: discord.Member) -> None:
+        """Name a co-host: the engine refuses a player, a former one, a bot."""
+        info = await self.game_here(interaction)
+        await self.apply(interaction, info, c.Cohost, action="add", target=player.id,
+                         bot=player.bot)
+        await _told(interaction, "master.cohost_added", player.id)
+
+    @cohost.command(**command_kwargs("master.cohost.remove"))
+    @localized("master.cohost.remove", "player")
+    async def cohost_remove(self, interaction: discord.Interaction[MafiaBot],
+                            player: discord.Member | None = None) -> None:
+        info = await self.game_here(interaction)
+        applied = await self.apply(interaction, info, c.Cohost, action="remove",
+                                   target=player.id if player else None)
+        done = next(e for e in applied.events if e.kind is EventKind.COHOST_REMOVED)
+        await _told(interaction, "master.cohost_removed", done.data["uid"])
+
+    @cohost.command(**command_kwargs("master.cohost.handover"))
+    async def cohost_handover(self, interaction: discord.Interaction[MafiaBot]) -> None:
+        """The master hands the game to his co-host; the co-host takes it when the master
+        is no longer on the server (asked of Discord only then: one request)."""
+        info = await self.game_here(interaction)
+        view = await self.view(info)
+        left = interaction.user.id == view.cohost and not await _member(interaction,
+                                                                          view.master)
+        applied = await self.apply(interaction, info, c.Cohost, action="handover",
+                                   left=left)
+        done = next(e for e in applied.events if e.kind is EventKind.MASTER_HANDED_OVER)
+        await _told(interaction, "master.cohost_handed", done.data["new"])
+
+
+async def _member(interaction: discord.Interaction[MafiaBot], uid: int) -> bool:
+    """Whether `uid` is still a member of the server (the bot asks for no members
+    intent, so it is not told when one leaves: RULES.md §8)."""
+    assert interaction.guild is not None
+    try:
+        await interaction.guild.fetch_member(uid)
+    except discord.NotFound:
+        return False
+    return True
+
+
+async def _told(interaction: discord.Interaction[MafiaBot], key: str, uid: int) -> None:
+    """The master's ephemeral confirmation naming the member (no ping)."""
+    await interaction.response.send_message(
+        t(key, user_lang(interaction), uid=mention(uid)), ephemeral=True,
+        allowed_mentions=discord.AllowedMentions.none())
 
 
 async def setup(bot: MafiaBot) -> None:

@@ -9,6 +9,7 @@ from discord.app_commands import Range
 from core.game import commands as c
 from core.game.events import EventKind
 from core.sight.narrate import describe
+from core.storage.observer import Outcome
 
 from .base import GameCog, PlayerArg, ack
 from .ui.limits import CONTENT, clip
@@ -29,11 +30,7 @@ class Night(GameCog):
         info = await self.game_here(interaction)
         applied = await self.apply(interaction, info, c.NightOrder, target=target,
                                    fallback=fallback, story=story)
-        lang = user_lang(interaction)
-        accepted = next(e for e in applied.events if e.kind is EventKind.ORDER_ACCEPTED)
-        safe = accepted.model_copy(update={"data": user_data(accepted.data)})
-        await interaction.response.send_message(
-            clip(describe(safe, mention, lang, when), CONTENT), ephemeral=True)
+        await answer_order(interaction, applied)
 
     @app_commands.command(**command_kwargs("share"))
     @localized("share", "note")
@@ -60,6 +57,15 @@ class Night(GameCog):
         info = await self.game_here(interaction)
         await self.apply(interaction, info, c.OccultExclude, target=player)
         await ack(interaction, "night.excluded")
+
+
+async def answer_order(interaction: discord.Interaction[MafiaBot], applied: Outcome) -> None:
+    """The order's acceptance, in the sender's words, to him alone (/night and the
+    "Night order on" menu alike)."""
+    accepted = next(e for e in applied.events if e.kind is EventKind.ORDER_ACCEPTED)
+    safe = accepted.model_copy(update={"data": user_data(accepted.data)})
+    await interaction.response.send_message(
+        clip(describe(safe, mention, user_lang(interaction), when), CONTENT), ephemeral=True)
 
 
 async def setup(bot: MafiaBot) -> None:

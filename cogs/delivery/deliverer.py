@@ -102,6 +102,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Public events a game's scheduled event follows (cogs/events.py).
+EVENT_TURNS = {EventKind.GAME_STARTED: "started", EventKind.CANCELLED: "cancelled",
+               EventKind.GAME_OVER: "over"}
+# Public events after which the desk's overwrites follow the game's hosts.
+HOSTS_CHANGED = frozenset({EventKind.COHOST_NAMED, EventKind.COHOST_REMOVED,
+                           EventKind.MASTER_HANDED_OVER})
 
 
 #: seconds an outbox request may wait for its channel's or guild's window in the budget
@@ -423,6 +429,7 @@ class Delivery:
         too slow to go with them (cogs/delivery/pictures.py)."""
         todo = [(x, e) for x, e in public
                 if destination_of(e).where is Where.GAME and not self._did(x, "post")]
+        await self._follow(info, [e for _, e in todo])
         if todo:
             await self._post_public(info, todo, started=any(
                 e.kind is EventKind.GAME_STARTED for _, e in public))
@@ -509,9 +516,23 @@ class Delivery:
             ping = await self.places.ping(info)
         elif event.kind is EventKind.GAME_OVER:  # the role is deleted only after this post
             ping = await self.places.ping(info, make=False)
+        await self._follow(info, [event])
         channel = self._channel(info.channel_id)
         await self._post_pieces(channel, [(entry, event)], lang, view, game=info, **ping)
         await self.attached.follow(info, channel, [entry])
+
+    async def _follow(self, info: GameInfo, events: list[Event]) -> None:
+        """What follows the game's public turns outside its channel: the planned start's
+        scheduled event (cogs/events.py) and the desk's doors (the hosts of now)."""
+        for event in events:
+            if event.kind in EVENT_TURNS:
+                from ..events import follow
+
+                await follow(self.bot, info, EVENT_TURNS[event.kind])
+            if event.kind in HOSTS_CHANGED:
+                from .desk import follow_hosts
+
+                await follow_hosts(self, info)
 
     async def close_game(self, info: GameInfo, entry: OutboxEntry) -> None:
         """The end's CLOSE_KIND row: the game's private channels, places and role close
@@ -532,12 +553,14 @@ class Delivery:
         so the joins that came before it are on it."""
         if info.signup_message_id is not None:  # posted and stored before a crash
             return
+        from ..notify import signup_ping
         from ..ui.components import signup_view
 
         signup = await self.observe.lobby(info.id)
         view = signup_view(info.id, info.language) if not signup.started else None
+        ping: Any = signup_ping(self.bot.get_guild(info.guild_id))  # the opt-in list
         sent = await post(self._channel(info.channel_id), entry_key(entry),
-                          embeds=[signup_embed(signup, info.language)], view=view)
+                          embeds=[signup_embed(signup, info.language)], view=view, **ping)
         await self.service.set_discord(info.id, DiscordPatch(signup_message_id=sent[0].id))
 
     async def refresh_signup(self, info: GameInfo, entry: OutboxEntry) -> None:

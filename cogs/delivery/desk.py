@@ -78,10 +78,33 @@ EMBED_TEXT = 4000  # an embed description holds 4096
 
 
 # --- the channel and its feed ----------------------------------------------------------
-def desk_overwrites(guild: discord.Guild, master_id: int) -> dict[Any, discord.PermissionOverwrite]:
-    """@everyone denied, the master reads and writes, the bot keeps access; nobody else."""
-    return {guild.default_role: HIDDEN, guild.me: BOT_ALLOW,
-            discord.Object(id=master_id): member_overwrite(True)}
+def desk_overwrites(guild: discord.Guild, master_id: int, cohost: int | None = None
+                    ) -> dict[Any, discord.PermissionOverwrite]:
+    """@everyone denied, the master (and his co-host) read and write, the bot keeps
+    access; nobody else."""
+    out: dict[Any, discord.PermissionOverwrite] = {
+        guild.default_role: HIDDEN, guild.me: BOT_ALLOW,
+        discord.Object(id=master_id): member_overwrite(True)}
+    if cohost is not None:
+        out[discord.Object(id=cohost)] = member_overwrite(True)
+    return out
+
+
+async def hosts_of(delivery: Delivery, info: GameInfo) -> tuple[int, int | None]:
+    """The game's master and co-host now (its public view), whom the desk lets in."""
+    view = await delivery.bot.observe.view(info.id)
+    return view.master, view.cohost
+
+
+async def follow_hosts(delivery: Delivery, info: GameInfo) -> None:
+    """A co-host named or removed, or the game handed over: the desk, if it is open,
+    lets in exactly the master and the co-host of now (the former master leaves it)."""
+    current = await delivery.service.info(info.id)
+    channel_id = current.private_channels.get(DESK)
+    guild = delivery._guild(info)
+    channel = guild.get_channel(channel_id) if channel_id else None
+    if isinstance(channel, discord.TextChannel):
+        await channel.edit(overwrites=desk_overwrites(guild, *await hosts_of(delivery, info)))
 
 
 async def ensure_desk(delivery: Delivery, info: GameInfo,
@@ -97,6 +120,7 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
     if isinstance(channel, discord.TextChannel):
         return channel
     category = await delivery.ensure_category(current, guild)
+    hosts = await hosts_of(delivery, info)
     marker = channel_marker(info.id, DESK)
     found = find_marked(guild, marker, exclude=set(current.private_channels.values()),
                         legacy=legacy_marker(info.id, DESK))
@@ -105,11 +129,11 @@ async def ensure_desk(delivery: Delivery, info: GameInfo,
         found = await guild.create_text_channel(
             t("desk.channel.name", lang)[:100], category=category,
             topic=marked_topic(topic, marker),
-            overwrites=desk_overwrites(guild, info.master_id))
+            overwrites=desk_overwrites(guild, *hosts))
     else:
         log.warning("game %s: adopting desk channel %s from an interrupted try", info.id,
                     found.id)
-        await found.edit(overwrites=desk_overwrites(guild, info.master_id),
+        await found.edit(overwrites=desk_overwrites(guild, *hosts),
                          category=category)
     await delivery.record_channel(info, DESK, found, entry, t(
         "desk.channel.welcome", lang, title=user_text(info.title)))

@@ -24,8 +24,15 @@ COLOUR = discord.Colour.blurple()
 
 
 # --- commands -------------------------------------------------------------------------
+#: The member context menus /help lists (cogs/menus.py), by path: their names' keys.
+MENUS = {"menu vote": "ctx.vote_against.name", "menu night": "ctx.night_order_on.name"}
+
+
 def command_label(path: str, lang: str) -> str:
-    """A command as the reader types it: "/game join" or, in Russian, "/игра записаться"."""
+    """A command as the reader types it: "/game join" or, in Russian, "/игра записаться";
+    a context menu as he finds it (right click on a player)."""
+    if path in MENUS:
+        return t("help.menu_label", lang, name=t(MENUS[path], lang))
     words, key = [], "cmd"
     for part in path.split():
         key = f"{key}.{part}"
@@ -34,6 +41,8 @@ def command_label(path: str, lang: str) -> str:
 
 
 def command_description(path: str, lang: str) -> str:
+    if path in MENUS:
+        return t("help.menu." + path.split()[1], lang)
     key = "cmd." + ".".join(path.split()) + ".description"
     return t(key, lang) if has_key(key, "en") else ""
 

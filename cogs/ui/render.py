@@ -99,6 +99,8 @@ def status_embed(view: PublicView, lang: str) -> discord.Embed:
                           colour=DAY if view.phase is PhaseKind.DAY else NIGHT)
     embed.add_field(name=t("status.phase_label", lang), value=phase, inline=True)
     embed.add_field(name=t("status.master", lang), value=mention(view.master), inline=True)
+    if view.cohost is not None:
+        embed.add_field(name=t("status.cohost", lang), value=mention(view.cohost), inline=True)
     if view.deadline is not None:
         embed.add_field(name=t("status.deadline", lang), value=when(view.deadline), inline=False)
     living = " ".join(mention(u) for u in view.living) or "—"

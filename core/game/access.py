@@ -17,10 +17,11 @@ from core.game.state import GameState
 def master_refusal(state: GameState, uid: int, *, admin: bool) -> RuleError | None:
     """Why `uid` may not use the master's tools of this game, or None if he may.
 
-    The game's master may, and so may a member with "Manage Server" (a stand-in host);
-    but whoever plays in a game is never its master, whatever his guild permissions: a
-    player with "Manage Server" would otherwise read every role (RULES.md §8)."""
-    if uid != state.master and not admin:
+    The game's master may, his co-host, and a member with "Manage Server" (a stand-in
+    host); but whoever plays in a game is never its master, whatever his guild
+    permissions: a player with "Manage Server" would otherwise read every role (RULES.md
+    §8)."""
+    if uid != state.master and uid != state.cohost and not admin:
         return RuleError(ErrorCode.NOT_MASTER)
     if state.player(uid) is not None:
         return RuleError(ErrorCode.PLAYER_CANNOT_MASTER)
@@ -96,6 +97,21 @@ def seat_refusal(state: GameState, uid: int, *, admin: bool, sight: Sight,
     if sight != "none":
         return RuleError(ErrorCode.SEES_PLACES_SIT if named else ErrorCode.SEES_PLACES,
                          target=uid)
+    return None
+
+
+def cohost_refusal(state: GameState, uid: int, *, bot: bool) -> RuleError | None:
+    """Why `uid` may not be named this game's co-host, or None: not the master, not a
+    bot, not the co-host already, and never a member who has or had a seat (he knows a
+    role: RULES.md §8, "The co-host")."""
+    if uid == state.master:
+        return RuleError(ErrorCode.COHOST_IS_MASTER)
+    if bot:
+        return RuleError(ErrorCode.COHOST_BOT, target=uid)
+    if uid == state.cohost:
+        return RuleError(ErrorCode.COHOST_ALREADY, target=uid)
+    if state.player(uid) is not None or uid in state.former:
+        return RuleError(ErrorCode.COHOST_SEATED, target=uid)
     return None
 
 

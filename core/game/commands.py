@@ -204,6 +204,18 @@ class Host(_Cmd):
     kind: Literal["host"] = "host"
 
 
+class Cohost(_Cmd):
+    """/master cohost add|remove|handover (RULES.md §8, "The co-host"). `left`: the
+    Discord layer found the master no longer a member of the server (the co-host's
+    handover, which only then is his to make)."""
+
+    kind: Literal["cohost"] = "cohost"
+    action: Literal["add", "remove", "handover"]
+    target: int | None = None
+    bot: bool = False  # the named member is a bot account
+    left: bool = False
+
+
 class Sight(_Cmd):
     """A seated player's Discord rights were seen to show him more of the other seats'
     places than the table was told (a role given during the game): tell it."""
@@ -291,6 +303,7 @@ Command = Annotated[
     | Whisper
     | Reveal
     | Host
+    | Cohost
     | Sight,
     Field(discriminator="kind"),
 ]

@@ -16,7 +16,7 @@ from core.game.commands import PHASE_BOUND
 from core.game.errors import ErrorCode, RuleError
 from core.game.events import Audience, Event, EventKind
 from core.game.roles import Action, info
-from core.game.rules import crypto, deadlines, owing, phases, shop
+from core.game.rules import cohost, crypto, deadlines, owing, phases, shop
 from core.game.rules import night as night_rules
 from core.game.rules.channels import spectated
 from core.game.rules.context import Ctx
@@ -441,6 +441,8 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
     _no_spectator(s, new)
     s.standby = [x for x in s.standby if x.uid != new]
     s.sight.pop(cmd.old, None)  # what the table was told was about the member who leaves
+    if old.role is not None and cmd.old not in s.former:  # he knew a role: never a host
+        s.former.append(cmd.old)
     _rename_uid(s, cmd.old, new)
     old.name, old.handle = name or str(new), handle
     ctx.emit(EventKind.REPLACED, old=cmd.old, new=new)
@@ -590,7 +592,8 @@ _Move: TypeAlias = (
     c.CheckIn | c.Vote | c.Unvote | c.NightOrder | c.Share | c.Away | c.OccultExclude
     | c.Buy | c.Cast | c.Anon | c.Whisper | c.Reveal | c.Thank)
 _Table: TypeAlias = (
-    c.Advance | c.Remind | c.Extend | c.Kick | c.Replace | c.Host | c.Sight | c.Bonus)
+    c.Advance | c.Remind | c.Extend | c.Kick | c.Replace | c.Host | c.Sight | c.Bonus
+    | c.Cohost)
 
 
 def _dispatch(ctx: Ctx, cmd: c.Command) -> None:
@@ -683,6 +686,8 @@ def _dispatch_table(ctx: Ctx, cmd: _Table) -> None:
             _sight(ctx, cmd)
         case c.Bonus():
             _bonus(ctx, cmd)
+        case c.Cohost():
+            cohost.apply(ctx, cmd)
         case _:
             assert_never(cmd)
 

@@ -159,6 +159,13 @@ def conduct(state: GameState, a: Actor) -> None:
     in_play(state)
 
 
+def cohost(state: GameState, a: Actor) -> None:
+    """/master cohost: the game's hosts, before the end (the co-host only takes the game
+    over when the master has left the server: core/game/rules/cohost.py)."""
+    master(state, a)
+    not_over(state)
+
+
 def prod(state: GameState, a: Actor) -> None:
     """/master prod (or the scheduled reminder): while somebody owes a turn by a deadline."""
     conduct(state, a)
@@ -332,7 +339,7 @@ GUARDS: dict[str, Guard] = {
     "remind": prod, "extend": conduct, "kick": conduct, "replace": replace,
     "standby": standby, "spectate": spectate, "bonus": bonus, "thank": thank, "buy": shop,
     "cast": shop, "anon": crypto_post, "whisper": crypto_post, "reveal": reveal,
-    "host": master, "sight": sight,
+    "host": master, "sight": sight, "cohost": cohost,
 }
 
 

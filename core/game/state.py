@@ -262,6 +262,12 @@ class GameState(BaseModel):
     spectators: list[Spectator] = Field(default_factory=list)  # in order of arrival
     # Members other than the master who used this game's master tools: never seated.
     hosts: list[int] = Field(default_factory=list)
+    # The master's co-host (/master cohost add): every master tool, never a seat; he
+    # becomes the master at a handover or when the master leaves the server.
+    cohost: int | None = None
+    # Members who left a seat of the dealt game (replaced): they knew a role, so they
+    # never host it (a co-host "is never seated and never was").
+    former: list[int] = Field(default_factory=list)
     # Seated players whose Discord rights show them other seats' places, as the table
     # was told ("threads" or "all", core.game.access.Sight).
     sight: dict[int, str] = Field(default_factory=dict)

@@ -58,7 +58,7 @@ def guide(state: GameState | None, uid: int, *, admin: bool = False) -> Guide:
               modules=[m for m in MODULES if getattr(state.options, m)],
               options={o: bool(getattr(state.options, o)) for o in OPTIONS})
     seat = state.player(uid)
-    g.master = uid == state.master or admin
+    g.master = uid in (state.master, state.cohost) or admin
     g.player = seat is not None
     g.alive = seat is not None and seat.alive
     if seat is not None and state.phase is not PhaseKind.SIGNUP:
@@ -82,7 +82,7 @@ def _duties(state: GameState, uid: int, *, master: bool) -> list[str]:
                                        state.options.spectators_see_teams else [])
     if state.phase is PhaseKind.SIGNUP:
         return out + (["signup_wait"] if seat is not None else
-                      [] if uid == state.master else ["signup_join"])
+                      [] if uid in (state.master, state.cohost) else ["signup_join"])
     if state.over:
         return out + (["game_over"] if seat is not None else [])
     if seat is None:

@@ -69,6 +69,9 @@ HELP: tuple[Path, ...] = (
     Path("master replace", "replace"),
     Path("master prod", "remind"),
     Path("master pings", reads=guards.conduct),
+    Path("master cohost add", "cohost"),
+    Path("master cohost remove", "cohost"),
+    Path("master cohost handover", "cohost"),
     Path("game cancel", "cancel"),
     Path("game join", "join"),
     Path("game leave", "leave"),
@@ -79,6 +82,8 @@ HELP: tuple[Path, ...] = (
     Path("unvote", "unvote"),
     Path("votes", reads=guards.vote),
     Path("night", "night"),
+    Path("menu vote", "vote"),  # the member context menus (right click): as /vote, /night
+    Path("menu night", "night"),
     Path("share", "share"),
     Path("occult exclude", "occult_exclude"),
     Path("away", "away"),

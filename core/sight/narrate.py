@@ -203,12 +203,14 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
         case K.CLAN_ORDER:  # without a story the line ends at the target
             return t(variant_key(event), lang, **p).rstrip()
         case (K.VOTE_CAST | K.CLAN_KILL_FAILED | K.THANKED | K.GAME_RESULT | K.TURN_WARNING
-              | K.TURN_MISSED | K.CLAN_TURN | K.BUY_DONE | K.PLAYER_DIED):
+              | K.TURN_MISSED | K.CLAN_TURN | K.BUY_DONE | K.PLAYER_DIED
+              | K.MASTER_HANDED_OVER):
             return t(variant_key(event), lang, **p)
         case (K.ACTION_FAILED | K.ALARM_CLOCK_USED | K.ALL_ORDERS_IN | K.ANON_POST
               | K.ANON_SENDER | K.ARMOUR_SAVED | K.AWAY_ACK | K.AWAY_NOTED | K.BONUS_GRANTED
               | K.BUY_FAILED | K.BUY_ORDERED | K.BUY_SKIPPED | K.CHECK_RESULT | K.CHECKED_IN
-              | K.CHEQUE_BOOK_SAVED | K.CLUB_USED | K.DAY_EXPLAINED | K.DESK_BUY_FAILED
+              | K.CHEQUE_BOOK_SAVED | K.CLUB_USED | K.COHOST_NAMED | K.COHOST_REMOVED
+              | K.DAY_EXPLAINED | K.DESK_BUY_FAILED
               | K.DESK_BUY_ORDERED | K.DESK_BUY_SKIPPED | K.DESK_DAY_KICK | K.DESK_OPENED
               | K.DESK_ORDER | K.DESK_PURCHASE | K.DESK_REPLACED | K.DESK_SPELL
               | K.DESK_SPELL_BLOCKED | K.DESK_STANDBY | K.DESK_SIGHT | K.EXTENDED
@@ -243,6 +245,8 @@ def variant_key(event: Event) -> str:
             return "event.turn_missed_removed"
         case K.CLAN_ORDER if event.read(ClanOrder).replaced:  # a re-sent /night
             return "event.clan_order_replaced"
+        case K.MASTER_HANDED_OVER if event.data.get("left"):  # the master left the server
+            return "event.master_handed_over_left"
         case K.CLAN_TURN if event.read(ClanTurn).passed is not None:
             return "event.clan_turn_passed"
         case K.BUY_DONE:

@@ -209,5 +209,5 @@ def private_reader(state: GameState, uid: int) -> bool:
     """Whether the game writes to `uid` privately (his place, his desk, his DMs): a seated
     player, one on the standby list (he may take a seat), or the master. Only their
     language is worth keeping (cogs/utils/bot.py)."""
-    return uid == state.master or state.player(uid) is not None \
+    return uid in (state.master, state.cohost) or state.player(uid) is not None \
         or any(s.uid == uid for s in state.standby)

@@ -80,6 +80,7 @@ class PublicView(BaseModel):
     title: str
     plot: str
     master: int
+    cohost: int | None = None  # the master's co-host (/master cohost), public
     phase: PhaseKind
     number: int
     deadline: datetime | None
@@ -153,7 +154,8 @@ def public_view(state: GameState) -> PublicView:
         for p in state.players if p.death is not None
     ]
     view = PublicView(
-        title=state.title, plot=state.plot, master=state.master, phase=state.phase,
+        title=state.title, plot=state.plot, master=state.master, cohost=state.cohost,
+        phase=state.phase,
         number=state.number, deadline=state.deadline,
         players=[p.uid for p in state.players], names={p.uid: p.name for p in state.players},
         living=[p.uid for p in state.living()], dead=dead, winners=state.winners,

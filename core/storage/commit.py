@@ -152,6 +152,8 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
         values["phase"] = str(new.phase)
     if new.over != old.over:
         values["active"] = not new.over
+    if new.master != old.master:  # a handover to the co-host: the row routes by it
+        values["master_id"] = new.master
     if new.over:
         values["active_channel_id"] = None  # frees the channel for the next game
     hooks = list(hooks)

@@ -293,7 +293,7 @@ class GameService:
         if slot.info is not None:
             slot.info = patched(replace(
                 slot.info, phase=new.phase, active=not new.over,
-                deadline=new.deadline, seq=new.seq), discord)
+                deadline=new.deadline, seq=new.seq, master_id=new.master), discord)
 
     def _announce(self, game_id: int, guild_id: int, old: GameState, new: GameState,
                   written: int, rows: list[tuple[str, str]] | None = None) -> None:

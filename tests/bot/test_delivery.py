@@ -398,7 +398,7 @@ def test_a_channel_marked_the_old_visible_way_is_still_found() -> None:
     after a crash as one with the invisible marker is; another game's or team's is not."""
     from types import SimpleNamespace
 
-    from cogs.utils.posting import channel_marker, find_marked, legacy_marker, marked_topic
+    from cogs.delivery.posting import channel_marker, find_marked, legacy_marker, marked_topic
 
     old = SimpleNamespace(id=1, topic="police: private channel [mafia 3 police]")
     new = SimpleNamespace(id=2, topic=marked_topic("police: private channel",

@@ -31,7 +31,7 @@ from core.play.sim import MASTER, Table, random_phase
 from core.sight.legal import HELP, legal_commands
 from tests.conftest import slow_property
 
-OUTSIDER, FAN, NEWCOMER = 99, 98, 77
+OUTSIDER, FAN, NEWCOMER, COHOST = 99, 98, 77, 76
 E = ErrorCode
 #: Refusals a passing guard leaves to the arguments (a target, an item, a text), the clock
 #: (a burst of votes or posts, a reminder not yet due) or the wallet: /help lists the
@@ -116,6 +116,8 @@ def probes(state: GameState, a: Actor, kind: str, at: datetime) -> list[c.Comman
                             for r in roles_in_game(state) or ["citizen"]],
         "reveal": lambda: [c.Reveal(**by)],
         "host": lambda: [c.Host(**by)],
+        "cohost": lambda: [c.Cohost(**by, action="add", target=COHOST),
+                           c.Cohost(**by, action="remove"), c.Cohost(**by, action="handover")],
         "sight": lambda: [c.Sight(**by, sight=a.sight)] if a.sight != "none" else [],
     }
     return made[kind]()

@@ -909,6 +909,31 @@ class Harness:
         is a ``discord.User``)."""
         return await self.slash(user, command, dm=True, **kwargs)
 
+    async def user_command(
+        self,
+        user: Snowflakeish,
+        name: str,
+        target: Snowflakeish,
+        *,
+        channel: Snowflakeish | None = None,
+        locale: LocaleLike | None = None,
+        expect_response: bool | None = None,
+    ) -> InteractionResult:
+        """A user context-menu command (right click on a member, Apps, ``name``) run by
+        ``user`` on ``target`` in ``channel`` (the default guild's #general): a type-2
+        interaction whose data is of type 2 with ``target_id`` and the target resolved,
+        as Discord sends it."""
+        uid, tid = sid(user), sid(target)
+        cid = self._target_channel(channel, uid, False)
+        data = self.payloads.user_command_data(name, tid, user_id=uid, channel_id=cid)
+        payload, record = self.payloads.base(
+            2, user_id=uid, channel_id=cid, data=data,
+            locale=self._user_locale(uid, locale), command_name=name,
+        )
+        return await self._interact(
+            payload, record, expect_response=expect_response, label=f"menu {name!r}"
+        )
+
     async def autocomplete(
         self,
         user: Snowflakeish,

@@ -74,7 +74,7 @@ class PayloadBuilder:
     def __init__(self, world: FakeWorld, client: discord.Client) -> None:
         self.world = world
         self.client = client
-        self._fake_command_ids: dict[tuple[int | None, str], int] = {}
+        self._fake_command_ids: dict[tuple[int | None, str, int], int] = {}
         self._schemas: dict[int, tuple[object, dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ common
@@ -240,11 +240,11 @@ class PayloadBuilder:
             cached = self._schemas[id(command)] = (command, command.to_dict(self.tree))
         return cached[1]
 
-    def command_id(self, scope: int | None, name: str) -> int:
-        registered = self.world.command_id(scope, name)
+    def command_id(self, scope: int | None, name: str, kind: int = 1) -> int:
+        registered = self.world.command_id(scope, name, kind)
         if registered is not None:
             return registered
-        key = (scope, name)
+        key = (scope, name, kind)
         if key not in self._fake_command_ids:
             self._fake_command_ids[key] = self.world.next_id()
         return self._fake_command_ids[key]
@@ -343,6 +343,41 @@ class PayloadBuilder:
             data["guild_id"] = str(cmd.scope)
         if resolved:
             data["resolved"] = resolved.data
+        return data
+
+    def user_command_data(
+        self, name: str, target_id: int, *, user_id: int, channel_id: int
+    ) -> dict[str, Any]:
+        """The data of a user context-menu command as Discord sends it (type 2, the
+        target's id and his user and member objects resolved); the menu must be in the
+        tree, in the guild's scope or global, and available in the channel."""
+        guild_id = self.guild_of(channel_id)
+        kind = discord.AppCommandType.user
+        menu: Any = None
+        scope: int | None = None
+        if guild_id is not None:
+            menu = self.tree.get_command(name, guild=discord.Object(guild_id), type=kind)
+            scope = guild_id if menu is not None else None
+        if menu is None:
+            menu = self.tree.get_command(name, type=kind)
+        if menu is None:
+            known = sorted(c.name for c in self.tree.get_commands(type=kind))
+            raise HarnessError(f"no user command {name!r} in the tree (has {known})")
+        schema = menu.to_dict(self.tree)
+        contexts = schema.get("contexts")
+        if guild_id is None and (contexts and 1 not in contexts):
+            raise HarnessError(f"user command {name!r} is not available in DMs")
+        resolved = Resolved()
+        self.add_resolved_user(resolved, target_id, guild_id, channel_id)
+        data: dict[str, Any] = {
+            "id": str(self.command_id(scope, name, 2)),
+            "name": name,
+            "type": 2,
+            "target_id": str(target_id),
+            "resolved": resolved.data,
+        }
+        if scope is not None:
+            data["guild_id"] = str(scope)
         return data
 
     def _check_range(self, schema: Mapping[str, Any], value: float | int, label: str) -> None:

@@ -10,7 +10,7 @@ discord.py by the harness so its caches stay in sync).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from . import permissions as perms
 from .transport import Captured, FakeDiscord, Reply
@@ -377,6 +377,97 @@ class RestApi:
     @route("GET /guilds/{guild_id}/roles")
     def list_roles(self, c: Captured) -> Any:
         return list(self.world.guild(_i(c, "guild_id")).roles.values())
+
+    # ------------------------------------------------------------ guild scheduled events
+    # As Discord documents them (discord-api-spec, guild-scheduled-event): an EXTERNAL
+    # event (entity_type 3) needs entity_metadata.location and a scheduled_end_time after
+    # its start, which must be in the future; privacy_level 2 (GUILD_ONLY). Creating one
+    # needs Create Events or Manage Events; the status moves SCHEDULED (1) -> ACTIVE (2)
+    # or CANCELED (4), ACTIVE -> COMPLETED (3), and never back.
+    _EVENT_MOVES: ClassVar[dict[int, set[int]]] = {1: {2, 4}, 2: {3}, 3: set(), 4: set()}
+
+    def _scheduled_event(self, c: Captured) -> dict[str, Any]:
+        event = self.world.scheduled_events.get(_i(c, "guild_scheduled_event_id"))
+        if event is None or int(event["guild_id"]) != _i(c, "guild_id"):
+            raise ApiError(404, 10070, "Unknown Guild Scheduled Event")
+        return event
+
+    def _require_events(self, gid: int, event: dict[str, Any] | None = None) -> None:
+        have = self.world.bot_base_permissions(gid)
+        if have & perms.ADMINISTRATOR or have & perms.MANAGE_EVENTS:
+            return
+        own = event is None or int(event["creator_id"]) == self.world.bot_id
+        if not (have & perms.CREATE_EVENTS and own):
+            raise missing_permissions()
+
+    @route("POST /guilds/{guild_id}/scheduled-events")
+    def create_scheduled_event(self, c: Captured) -> Any:
+        import datetime as dt
+
+        gid = _i(c, "guild_id")
+        self.world.guild(gid)
+        self._require_events(gid)
+        body = _body(c)
+        name = str(body.get("name") or "")
+        if not 1 <= len(name) <= 100:
+            raise invalid_form("name", "BASE_TYPE_BAD_LENGTH", "Must be 1-100 characters")
+        if len(str(body.get("description") or "")) > 1000:
+            raise invalid_form("description", "BASE_TYPE_BAD_LENGTH", "Must be at most 1000")
+        if int(body.get("privacy_level") or 0) != 2:
+            raise invalid_form("privacy_level", "BASE_TYPE_CHOICES", "Value must be 2")
+        start = dt.datetime.fromisoformat(str(body.get("scheduled_start_time")))
+        if start <= dt.datetime.now(dt.UTC):
+            raise invalid_form("scheduled_start_time", "GUILD_SCHEDULED_EVENT_SCHEDULE_PAST",
+                               "Cannot schedule event in the past.")
+        if int(body.get("entity_type") or 0) == 3:
+            location = (body.get("entity_metadata") or {}).get("location")
+            if not location or len(str(location)) > 100:
+                raise invalid_form("entity_metadata.location", "BASE_TYPE_REQUIRED",
+                                   "This field is required")
+            end = body.get("scheduled_end_time")
+            if not end or dt.datetime.fromisoformat(str(end)) <= start:
+                raise invalid_form("scheduled_end_time", "BASE_TYPE_REQUIRED",
+                                   "This field is required")
+        eid = self.world.next_id()
+        event = {
+            "id": str(eid), "guild_id": str(gid), "channel_id": body.get("channel_id"),
+            "creator_id": str(self.world.bot_id), "name": name,
+            "description": body.get("description"),
+            "scheduled_start_time": body.get("scheduled_start_time"),
+            "scheduled_end_time": body.get("scheduled_end_time"),
+            "privacy_level": 2, "status": 1, "entity_type": int(body.get("entity_type") or 0),
+            "entity_id": None, "entity_metadata": body.get("entity_metadata"),
+            "creator": self.world.user_payload(self.world.bot_id), "user_count": 0,
+            "image": None,
+        }
+        self.world.scheduled_events[eid] = event
+        return clone(event)
+
+    @route("GET /guilds/{guild_id}/scheduled-events/{guild_scheduled_event_id}")
+    def get_scheduled_event(self, c: Captured) -> Any:
+        return clone(self._scheduled_event(c))
+
+    @route("PATCH /guilds/{guild_id}/scheduled-events/{guild_scheduled_event_id}")
+    def edit_scheduled_event(self, c: Captured) -> Any:
+        event = self._scheduled_event(c)
+        self._require_events(_i(c, "guild_id"), event)
+        body = _body(c)
+        if "status" in body:
+            new = int(body["status"])
+            if new not in self._EVENT_MOVES[int(event["status"])]:
+                raise ApiError(400, 180000, "Cannot update event status")
+            event["status"] = new
+        for key in ("name", "description", "scheduled_start_time", "scheduled_end_time"):
+            if key in body:
+                event[key] = body[key]
+        return clone(event)
+
+    @route("DELETE /guilds/{guild_id}/scheduled-events/{guild_scheduled_event_id}")
+    def delete_scheduled_event(self, c: Captured) -> Any:
+        event = self._scheduled_event(c)
+        self._require_events(_i(c, "guild_id"), event)
+        del self.world.scheduled_events[int(event["id"])]
+        return Reply(204, None)
 
     @route("GET /guilds/{guild_id}/roles/{role_id}")
     def get_role(self, c: Captured) -> Any:

@@ -606,6 +606,7 @@ class FakeWorld:
         self.closed_dms: set[int] = set()
         self.thread_members: dict[int, set[int]] = {}
         self.commands: dict[int | None, dict[int, dict[str, Any]]] = {}
+        self.scheduled_events: dict[int, dict[str, Any]] = {}  # guild scheduled events
         self.interactions: dict[str, InteractionRecord] = {}
         self.open_modals: dict[int, list[OpenModal]] = {}
         self.listeners: list[GatewayListener] = []
@@ -1374,15 +1375,18 @@ class FakeWorld:
         self, guild_id: int | None, payloads: Iterable[Mapping[str, Any]]
     ) -> list[dict[str, Any]]:
         """Bulk-overwrite application commands (``tree.sync``); returns Discord's echo."""
-        existing = {c["name"]: int(c["id"]) for c in self.commands.get(guild_id, {}).values()}
+        # names are unique per type: a slash command and a menu may share one
+        existing = {(c["name"], int(c.get("type", 1))): int(c["id"])
+                    for c in self.commands.get(guild_id, {}).values()}
         stored: dict[int, dict[str, Any]] = {}
         for raw in payloads:
             data: dict[str, Any] = clone(dict(raw))
-            cid = existing.get(data["name"]) or self.next_id()
+            data.setdefault("type", 1)
+            cid = existing.get((data["name"], int(data["type"]))) or self.next_id()
             data["id"] = str(cid)
             data["application_id"] = str(self.application_id)
             data["version"] = str(self.next_id())
-            data.setdefault("type", 1)
+            data.setdefault("description", "")  # a context menu's, as Discord echoes it
             data.setdefault("default_member_permissions", None)
             if guild_id is not None:
                 data["guild_id"] = str(guild_id)

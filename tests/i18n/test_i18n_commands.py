@@ -24,6 +24,7 @@ from bot import EXTENSIONS, MafiaBot
 from cogs.translator import (
     CatalogueTranslator,
     is_valid_command_name,
+    is_valid_context_menu_name,
     is_valid_description,
     key_for,
 )
@@ -133,12 +134,26 @@ def _check_item(item: dict[str, Any], where: str, out: list[str]) -> None:
             out.append(f"{path}: a required option follows an optional one")
 
 
+def _check_menu(item: dict[str, Any], out: list[str]) -> None:
+    """A context menu: a name of 1-32 characters (spaces and capitals allowed) in both
+    languages, and no description (Discord takes none)."""
+    ru_name = item.get("name_localizations", {}).get("ru")
+    for name in (item["name"], ru_name):
+        if name is None or not is_valid_context_menu_name(name):
+            out.append(f"menu {item['name']!r}: name {name!r} is not a valid menu name")
+
+
 def problems(payload: list[dict[str, Any]]) -> list[str]:
     """Everything Discord (or a Russian reader) would object to in a synced tree."""
     out: list[str] = []
-    _check_level(payload, "/", out)
+    slash = [p for p in payload if p.get("type", 1) == 1]
+    _check_level(slash, "/", out)
+    _check_level([p for p in payload if p.get("type", 1) != 1], "menus", out)
     for command in payload:
-        _check_item(command, "", out)
+        if command.get("type", 1) == 1:
+            _check_item(command, "", out)
+        else:
+            _check_menu(command, out)
     return out
 
 
@@ -199,7 +214,12 @@ async def test_russian_names_are_the_catalogue_entries(
     # only Russian is localised: every other locale sees the English source
     for command in payload:
         assert set(command["name_localizations"]) == {"ru"}
-        assert set(command["description_localizations"]) == {"ru"}
+        if command.get("type", 1) == 1:  # a context menu has no description
+            assert set(command["description_localizations"]) == {"ru"}
+    menus = {p["name"]: p["name_localizations"] for p in payload if p.get("type") == 2}
+    assert menus == {t("ctx.vote_against.name", "en"): {"ru": t("ctx.vote_against.name", "ru")},
+                     t("ctx.night_order_on.name", "en"):
+                         {"ru": t("ctx.night_order_on.name", "ru")}}
 
 
 async def test_english_source_strings_are_the_catalogues_english(
@@ -220,8 +240,10 @@ async def test_english_source_strings_are_the_catalogues_english(
             wrong.append(f"{key}: {string.message!r} is written inline, not through L()")
         if result is None:
             wrong.append(f"{key}: no Russian")
-        elif location in NAME_LOCATIONS:
-            assert is_valid_command_name(result), (key, result)
+        elif location in NAME_LOCATIONS:  # a context menu's name has its own rule
+            valid = is_valid_context_menu_name if key.startswith("ctx.") \
+                else is_valid_command_name
+            assert valid(result), (key, result)
     assert wrong == []
 
 
