@@ -127,7 +127,7 @@ async def child(url: str, window: Path, state_dir: Path, shard: int, count: int,
                 games: int, templates: int, seconds: float, rate: float) -> None:
     """Shard `shard` of `count`: set up, say "ready", wait for "go", play, say "result"."""
     from bot import MafiaBot, tune_runtime
-    from cogs import sharedbudget
+    from cogs.delivery import sharedbudget
     from cogs.delivery.budget import RateBudget
     from core.storage.models import Outbox
     from tests.harness import Harness

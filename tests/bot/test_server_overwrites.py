@@ -12,7 +12,7 @@ from typing import Any
 import discord
 import pytest
 
-from cogs import overwrites as overwrites_module
+from cogs.delivery import overwrites as overwrites_module
 from cogs.delivery.silence import mute_bits
 from core.text.i18n import t as tr
 from tests.bot.helpers import Lives, Table, open_table, rebind

@@ -16,7 +16,7 @@ import discord.http
 from discord.http import Route
 
 from bot import MafiaBot
-from cogs import sharedbudget
+from cogs.delivery import sharedbudget
 from cogs.delivery.budget import RateBudget
 from cogs.delivery.sharedbudget import (
     IdentifyCoordinator,
@@ -237,7 +237,7 @@ async def test_the_shared_budget_follows_a_raised_global_limit(postgres_url: str
 async def test_the_bot_coordinates_with_its_configured_limit(
         tmp_path: Any, monkeypatch: Any) -> None:
     """cogs/delivery/outbox.py hands GLOBAL_RATE_100IT to the shared budget, not a constant."""
-    from cogs import outbox
+    from cogs.delivery import outbox
 
     seen: dict[str, Any] = {}
 
