@@ -411,6 +411,7 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
     _living_target(ctx, cmd.target)
     waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
     phases.kill(ctx, cmd.target, "kicked")
+    _release_votes(ctx, cmd.target)
     night_rules.pass_turn(ctx, cmd.target)  # the acting mafioso's move goes to the next
     if phases.finish_if_won(ctx):
         return
@@ -421,6 +422,31 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
 
         ctx.emit(EventKind.DESK_DAY_KICK, Audience.master(), uid=cmd.target, number=s.number,
                  **standing_after_kick(s))
+
+
+def _release_votes(ctx: Ctx, gone: int) -> None:
+    """RULES.md §4, "A vote whose target leaves": a standing vote against a player removed
+    during the day is withdrawn (not left counting against nobody), and each voter is told
+    privately, so he may vote again, even when votes are final (he did not change it)."""
+    s = ctx.state
+    if s.phase is not PhaseKind.DAY or s.number == 0:
+        return
+    voters = sorted(v for v, m in current_votes(s).items() if m.target == gone and v != gone)
+    for voter in voters:  # no time: the cooldown counts the voter's own actions only
+        s.vote_log.append(VoteMark(seq=s.seq, voter=voter, target=None))
+    if voters:
+        ctx.emit(EventKind.VOTE_RELEASED, Audience.to(*voters), target=gone)
+
+
+def _tell_moved_votes(ctx: Ctx, old: int, new: int) -> None:
+    """On a replacement the votes against the seat stand against the substitute (the seat
+    keeps everything, votes included); their voters are told privately."""
+    s = ctx.state
+    if s.phase is not PhaseKind.DAY or s.number == 0:
+        return
+    voters = sorted(v for v, m in current_votes(s).items() if m.target == new and v != new)
+    if voters:
+        ctx.emit(EventKind.VOTE_MOVED, Audience.to(*voters), old=old, new=new)
 
 
 def _replace(ctx: Ctx, cmd: c.Replace) -> None:
@@ -444,6 +470,7 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
     _rename_uid(s, cmd.old, new)
     old.name, old.handle = name or str(new), handle
     ctx.emit(EventKind.REPLACED, old=cmd.old, new=new)
+    _tell_moved_votes(ctx, cmd.old, new)
     ctx.emit(EventKind.DESK_REPLACED, Audience.master(), old=cmd.old, new=new,
              role=str(old.role) if old.role else None)
     seat_teams = [team for team, members in phases.teams(ctx).items() if new in members]

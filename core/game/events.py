@@ -103,6 +103,8 @@ class EventKind(StrEnum):
     TURN_MISSED = "turn_missed"
     TURN_WARNING = "turn_warning"
     VOTE_CAST = "vote_cast"
+    VOTE_MOVED = "vote_moved"
+    VOTE_RELEASED = "vote_released"
     VOTE_WITHDRAWN = "vote_withdrawn"
     WHISPER = "whisper"
     WHISPER_SENT = "whisper_sent"

@@ -206,7 +206,8 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
               | K.PROTECTION_USED | K.PUBLIC_MOVE | K.PURCHASE | K.REPLACED | K.ROLE_DEALT
               | K.SEAT_TAKEN | K.SHOT_DONE | K.SIGHT_ALL | K.SIGHT_THREADS | K.SPELL_BLOCKED
               | K.SPELL_CAST | K.SPELL_ON_YOU | K.STANDBY_JOINED | K.STANDBY_LEFT
-              | K.TARGET_GONE | K.VOTE_WITHDRAWN | K.WHISPER | K.WHISPER_SENT):
+              | K.TARGET_GONE | K.VOTE_MOVED | K.VOTE_RELEASED | K.VOTE_WITHDRAWN
+              | K.WHISPER | K.WHISPER_SENT):
             return t(f"event.{kind}", lang, **p)
         case _:
             assert_never(kind)
