@@ -23,7 +23,8 @@ MODULES = ("extra_roles", "currency", "shop", "crypto")
 SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "dead_public",
                  "public_moves",
                  "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard",
-                 "open_team_channels", "early_night", "spectators_see_teams", "removed_prize")
+                 "open_team_channels", "early_night", "spectators_see_teams", "removed_prize",
+                 "hammer", "hammer_confirm")
 
 
 def signup_embed(view: LobbyView, lang: str) -> discord.Embed:

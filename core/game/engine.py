@@ -7,6 +7,7 @@ from the game's seed and the command counter, time from the command.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TypeAlias, assert_never
 
 from core.game import commands as c
@@ -28,7 +29,7 @@ from core.game.rules.setup import (
     lopsided,
     negatives,
 )
-from core.game.rules.voting import current_votes, standing_after_kick, totals
+from core.game.rules.voting import current_votes, hammered, standing_after_kick, totals
 from core.game.rules.weights import known_voiceless
 from core.game.state import (
     Bonus,
@@ -116,7 +117,8 @@ def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState
     sender's own orders: a second move renumbers them), the rest shared with `state`;
     a whole copy would cost most of such a command (tests/engine/test_engine_copy.py
     checks both ways give the same state, and that `state` is left untouched)."""
-    if isinstance(cmd, c.Vote | c.Unvote) and not (isinstance(cmd, c.Vote) and cmd.shout):
+    if isinstance(cmd, c.Vote | c.Unvote) and not (isinstance(cmd, c.Vote) and cmd.shout) \
+            and not state.options.hammer:  # a hammer's vote ends the day: changes it all
         new = state.model_copy()
         new.vote_log = list(state.vote_log)
         return new
@@ -295,6 +297,7 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
         elif s.options.votes_final:
             raise RuleError(ErrorCode.VOTES_FINAL)
     check_vote_cooldown(s, voter.uid, cmd.at)
+    was_hammered = s.options.hammer and hammered(s, target.uid)
     shouts = standing.shouts if standing is not None and standing.target == target.uid else 0
     if cmd.shout:
         shouts += shop.shout(ctx, voter, target.uid, dict(cmd.funds))
@@ -307,6 +310,19 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
              previous=standing.target if standing else None,
              total=totals(s, spells=False).get(target.uid, 0),  # spells show at the result
              shout=cmd.shout, again=again)
+    if s.options.hammer and s.number > 0 and not was_hammered and hammered(s, target.uid):
+        _hammer(ctx, target.uid, cmd.at, dict(cmd.funds))
+
+
+def _hammer(ctx: Ctx, target: int, at: datetime, funds: dict[int, int]) -> None:
+    """The vote that gives one player an absolute majority of the living weight ends the
+    day (house option `hammer`), or tells the master so (`hammer_confirm`)."""
+    s = ctx.state
+    if s.options.hammer_confirm:
+        ctx.emit(EventKind.DESK_HAMMER, Audience.master(), target=target, number=s.number)
+        return
+    ctx.emit(EventKind.HAMMER, target=target, number=s.number)
+    phases.advance(ctx, at, funds)
 
 
 def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:

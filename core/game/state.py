@@ -64,6 +64,11 @@ class Options(BaseModel):
     # A player removed for missed turns or by the master still shares the victory prize
     # like a killed winner; off: the removal, a sanction, costs him his share (RULES.md §9).
     removed_prize: bool = False
+    # Addition (RULES.md §4, "The hammer"): the day ends as soon as the living voters'
+    # votes against one player are more than half the living weight; with
+    # `hammer_confirm` the master is told instead and ends it with /master advance.
+    hammer: bool = False
+    hammer_confirm: bool = False
     # Not the master's: on for every game created since deadlines were spread within
     # their minute (core/game/rules/deadlines.py); off, an older game's exact deadlines.
     spread_deadlines: bool = False
