@@ -43,6 +43,8 @@ def signup_embed(view: LobbyView, lang: str) -> discord.Embed:
                for k in SHOWN_OPTIONS]
     options.append(t("signup.option.reminder", lang, count=o.reminder_minutes)
                    if o.reminder_minutes else t("signup.option.reminder_off", lang))
+    options.append(t("signup.option.last_words_minutes.on", lang, minutes=o.last_words_minutes)
+                   if o.last_words_minutes else t("signup.option.last_words_minutes.off", lang))
     embed.add_field(name=t("signup.options", lang), value="\n".join(options), inline=False)
     players = "\n".join(f"{i}. {mention(uid)}" for i, uid in enumerate(view.players, 1))
     embed.add_field(name=t("signup.players", lang, count=len(view.players)),

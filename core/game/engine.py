@@ -590,6 +590,19 @@ def _anon(ctx: Ctx, cmd: c.Anon) -> None:
     crypto.anon(ctx, _player(ctx, cmd.by), cmd.text, cmd.signature, cmd.at)
 
 
+def _last_words(ctx: Ctx, cmd: c.LastWords) -> None:
+    """One message, once, before the window closes; the bot posts it in the game channel
+    in the dead player's name (the Discord layer escapes it, it never pings)."""
+    s = ctx.state
+    _text(cmd.text, "text")
+    until = s.last_words.get(cmd.by)
+    if until is None or cmd.at > until:
+        s.last_words.pop(cmd.by, None)
+        raise RuleError(ErrorCode.NO_LAST_WORDS)
+    del s.last_words[cmd.by]
+    ctx.emit(EventKind.LAST_WORDS, uid=cmd.by, text=cmd.text)
+
+
 def _whisper(ctx: Ctx, cmd: c.Whisper) -> None:
     _text(cmd.text, "text")
     crypto.whisper(ctx, _player(ctx, cmd.by), cmd.role, cmd.text, cmd.signature, cmd.at)
@@ -631,7 +644,7 @@ _Lobby: TypeAlias = (
     c.Join | c.Leave | c.Configure | c.SetOptions | c.Start | c.Cancel | c.Spectate | c.Standby)
 _Move: TypeAlias = (
     c.CheckIn | c.Vote | c.Unvote | c.NightOrder | c.Share | c.Away | c.OccultExclude
-    | c.Buy | c.Cast | c.Anon | c.Whisper | c.Reveal | c.Thank)
+    | c.Buy | c.Cast | c.Anon | c.Whisper | c.Reveal | c.Thank | c.LastWords)
 _Table: TypeAlias = (
     c.Advance | c.Remind | c.Extend | c.Kick | c.Replace | c.Host | c.Sight | c.Bonus)
 
@@ -697,6 +710,8 @@ def _dispatch_move(ctx: Ctx, cmd: _Move) -> None:
             _cast(ctx, cmd)
         case c.Anon():
             _anon(ctx, cmd)
+        case c.LastWords():
+            _last_words(ctx, cmd)
         case c.Whisper():
             _whisper(ctx, cmd)
         case c.Reveal():

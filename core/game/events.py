@@ -67,6 +67,8 @@ class EventKind(StrEnum):
     HAMMER = "hammer"
     JOINED = "joined"
     KILL_DONE = "kill_done"
+    LAST_WORDS = "last_words"
+    LAST_WORDS_OPEN = "last_words_open"
     LEFT = "left"
     LOG_INHERITED = "log_inherited"
     LOG_SHARED = "log_shared"
