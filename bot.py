@@ -45,7 +45,8 @@ log = logging.getLogger("mafia")
 DELIVERY = "cogs.delivery.outbox"
 EXTENSIONS = (
     "cogs.lobby", "cogs.roles", "cogs.voting", "cogs.night", "cogs.master",
-    "cogs.menus", "cogs.economy", "cogs.shop", "cogs.anon", "cogs.help", "cogs.delivery.tally",
+    "cogs.menus", "cogs.economy", "cogs.shop", "cogs.anon", "cogs.lastwords", "cogs.help",
+    "cogs.delivery.tally",
     "cogs.stats",
     "cogs.metrics",  # /healthz and /metrics, with METRICS_PORT (nothing without it)
 )

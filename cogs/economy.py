@@ -9,6 +9,7 @@ from discord.app_commands import Range
 from core.game import commands as c
 from core.game.errors import ErrorCode, RuleError
 from core.storage import wallets
+from core.storage.ratings import marks_of, skill_of
 from core.storage.stats import player_stats
 from core.text.i18n import has_key, t
 
@@ -67,7 +68,17 @@ class Economy(GameCog):
         embed.add_field(name=t("profile.lira", lang), value=t(
             "currency.lira", lang, count=balance) if balance is not None
             else t("profile.no_wallet", lang), inline=True)
-        await interaction.response.send_message(embed=clamp_embed(embed), ephemeral=True)
+        standing = await skill_of(interaction.guild.id, who.id)
+        embed.add_field(name=t("profile.rating", lang), value=t(
+            "profile.rating_value", lang, rating=standing.skill.shown,
+            place=standing.place) if standing is not None else t("profile.unrated", lang),
+            inline=True)
+        marks = await marks_of(interaction.guild.id, who.id)
+        embed.add_field(name=t("profile.achievements", lang), value="\n".join(
+            f"• {t(f'achievement.{m}', lang)}" for m in marks)
+            or t("profile.no_achievements", lang), inline=False)
+        await interaction.response.send_message(embed=clamp_embed(embed), ephemeral=True,
+                                                allowed_mentions=discord.AllowedMentions.none())
 
 
 def reason_text(reason: str, lang: str) -> str:

@@ -179,7 +179,8 @@ class Lobby(GameCog):
                "public_moves", "master_sees_anon", "archive_channels", "graveyard", "language",
                "sergeant_in_police", "inherit_checks", "master_reads_teams",
                "open_team_channels", "reminder_minutes", "early_night",
-               "spectators_see_teams", "dead_public", "removed_prize")
+               "spectators_see_teams", "dead_public", "removed_prize", "hammer",
+               "hammer_confirm", "last_words_minutes")
     @app_commands.choices(language=[Choice(name=L("meta.language_name_ru"), value="ru"),
                                     Choice(name=L("meta.language_name_en"), value="en")])
     async def options(self, interaction: discord.Interaction[MafiaBot],
@@ -195,7 +196,9 @@ class Lobby(GameCog):
                       early_night: bool | None = None,
                       spectators_see_teams: bool | None = None,
                       dead_public: bool | None = None,
-                      removed_prize: bool | None = None) -> None:
+                      removed_prize: bool | None = None, hammer: bool | None = None,
+                      hammer_confirm: bool | None = None,
+                      last_words_minutes: Range[int, 0, 1440] | None = None) -> None:
         info = await self.game_here(interaction)
         given: dict[str, Any] = {
             "reveal_roles": reveal_roles, "votes_final": votes_final,
@@ -207,7 +210,9 @@ class Lobby(GameCog):
             "open_team_channels": open_team_channels,
             "reminder_minutes": reminder_minutes, "early_night": early_night,
             "spectators_see_teams": spectators_see_teams,
-            "dead_public": dead_public, "removed_prize": removed_prize}
+            "dead_public": dead_public, "removed_prize": removed_prize,
+            "hammer": hammer, "hammer_confirm": hammer_confirm,
+            "last_words_minutes": last_words_minutes}
         changes = {k: v for k, v in given.items() if v is not None}
         applied = await self.apply(interaction, info, c.SetOptions, changes=changes)
         if language:

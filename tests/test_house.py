@@ -273,8 +273,9 @@ COGS_ALSO = {
     # many estimates a member and a server may ask for (a clock, no game state)
     "cogs/balance.py": ("core.play.allowance", "core.play.balance", "core.play.setups",
                         "core.storage.setups"),
-    "cogs/stats.py": ("core.play.setups", "core.storage.setups"),
-    "cogs/economy.py": ("core.storage.stats", "core.storage.wallets"),
+    # ... and its ratings and achievements (rows kept per member, no game state)
+    "cogs/stats.py": ("core.play.setups", "core.storage.setups", "core.storage.ratings"),
+    "cogs/economy.py": ("core.storage.stats", "core.storage.wallets", "core.storage.ratings"),
     "cogs/shop.py": ("core.storage.wallets",),
 }
 

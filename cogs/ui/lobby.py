@@ -23,7 +23,8 @@ MODULES = ("extra_roles", "currency", "shop", "crypto")
 SHOWN_OPTIONS = ("reveal_roles", "votes_final", "bouncer_self", "dead_write", "dead_public",
                  "public_moves",
                  "master_sees_anon", "master_reads_teams", "archive_channels", "graveyard",
-                 "open_team_channels", "early_night", "spectators_see_teams", "removed_prize")
+                 "open_team_channels", "early_night", "spectators_see_teams", "removed_prize",
+                 "hammer", "hammer_confirm")
 
 
 def signup_embed(view: LobbyView, lang: str) -> discord.Embed:
@@ -42,6 +43,8 @@ def signup_embed(view: LobbyView, lang: str) -> discord.Embed:
                for k in SHOWN_OPTIONS]
     options.append(t("signup.option.reminder", lang, count=o.reminder_minutes)
                    if o.reminder_minutes else t("signup.option.reminder_off", lang))
+    options.append(t("signup.option.last_words_minutes.on", lang, minutes=o.last_words_minutes)
+                   if o.last_words_minutes else t("signup.option.last_words_minutes.off", lang))
     embed.add_field(name=t("signup.options", lang), value="\n".join(options), inline=False)
     players = "\n".join(f"{i}. {mention(uid)}" for i, uid in enumerate(view.players, 1))
     embed.add_field(name=t("signup.players", lang, count=len(view.players)),

@@ -65,6 +65,9 @@ def event_embed(event: Event, lang: str, count: RecordCount | None = None) -> di
         embed.description = user_text(event.data["text"])
         embed.set_footer(text=t("anon.signed", lang, role=role_name(sig, lang)) if sig
                          else t("anon.unsigned", lang))
+    if event.kind is EventKind.LAST_WORDS:  # the dead's own words: escaped, never a ping
+        embed.description = t("event.last_words", lang, uid=mention(event.data["uid"]),
+                              text=user_text(event.data["text"]))
     if event.kind is EventKind.PAYOUTS:
         embed.description = payout_table(event, lang)
     return embed

@@ -268,6 +268,16 @@ class Whisper(_Cmd):
     signature: str | None = Field(default=None, max_length=40)
 
 
+LAST_WORDS_MAX = 500  # characters: a farewell, not a second day
+
+
+class LastWords(_Cmd):
+    """House option: the one message a player killed at night leaves (RULES.md §4)."""
+
+    kind: Literal["last_words"] = "last_words"
+    text: str = Field(min_length=1, max_length=LAST_WORDS_MAX)
+
+
 class Reveal(_Cmd):
     """A public move: the caller's latest check is announced to everybody."""
 
@@ -302,6 +312,7 @@ Command = Annotated[
     | Anon
     | Whisper
     | Reveal
+    | LastWords
     | Host
     | Cohost
     | Sight,

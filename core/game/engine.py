@@ -7,6 +7,7 @@ from the game's seed and the command counter, time from the command.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TypeAlias, assert_never
 
 from core.game import commands as c
@@ -28,7 +29,7 @@ from core.game.rules.setup import (
     lopsided,
     negatives,
 )
-from core.game.rules.voting import current_votes, standing_after_kick, totals
+from core.game.rules.voting import current_votes, hammered, standing_after_kick, totals
 from core.game.rules.weights import known_voiceless
 from core.game.state import (
     Bonus,
@@ -116,7 +117,8 @@ def _private(state: GameState, cmd: c.Command, as_json: str | None) -> GameState
     sender's own orders: a second move renumbers them), the rest shared with `state`;
     a whole copy would cost most of such a command (tests/engine/test_engine_copy.py
     checks both ways give the same state, and that `state` is left untouched)."""
-    if isinstance(cmd, c.Vote | c.Unvote) and not (isinstance(cmd, c.Vote) and cmd.shout):
+    if isinstance(cmd, c.Vote | c.Unvote) and not (isinstance(cmd, c.Vote) and cmd.shout) \
+            and not state.options.hammer:  # a hammer's vote ends the day: changes it all
         new = state.model_copy()
         new.vote_log = list(state.vote_log)
         return new
@@ -295,6 +297,7 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
         elif s.options.votes_final:
             raise RuleError(ErrorCode.VOTES_FINAL)
     check_vote_cooldown(s, voter.uid, cmd.at)
+    was_hammered = s.options.hammer and hammered(s, target.uid)
     shouts = standing.shouts if standing is not None and standing.target == target.uid else 0
     if cmd.shout:
         shouts += shop.shout(ctx, voter, target.uid, dict(cmd.funds))
@@ -307,6 +310,19 @@ def _vote(ctx: Ctx, cmd: c.Vote) -> None:
              previous=standing.target if standing else None,
              total=totals(s, spells=False).get(target.uid, 0),  # spells show at the result
              shout=cmd.shout, again=again)
+    if s.options.hammer and s.number > 0 and not was_hammered and hammered(s, target.uid):
+        _hammer(ctx, target.uid, cmd.at, dict(cmd.funds))
+
+
+def _hammer(ctx: Ctx, target: int, at: datetime, funds: dict[int, int]) -> None:
+    """The vote that gives one player an absolute majority of the living weight ends the
+    day (house option `hammer`), or tells the master so (`hammer_confirm`)."""
+    s = ctx.state
+    if s.options.hammer_confirm:
+        ctx.emit(EventKind.DESK_HAMMER, Audience.master(), target=target, number=s.number)
+        return
+    ctx.emit(EventKind.HAMMER, target=target, number=s.number)
+    phases.advance(ctx, at, funds)
 
 
 def _unvote(ctx: Ctx, cmd: c.Unvote) -> None:
@@ -411,6 +427,7 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
     _living_target(ctx, cmd.target)
     waiting = ctx.state.phase is PhaseKind.NIGHT and bool(night_rules.missed_night(ctx.state))
     phases.kill(ctx, cmd.target, "kicked")
+    _release_votes(ctx, cmd.target)
     night_rules.pass_turn(ctx, cmd.target)  # the acting mafioso's move goes to the next
     if phases.finish_if_won(ctx):
         return
@@ -421,6 +438,31 @@ def _kick(ctx: Ctx, cmd: c.Kick) -> None:
 
         ctx.emit(EventKind.DESK_DAY_KICK, Audience.master(), uid=cmd.target, number=s.number,
                  **standing_after_kick(s))
+
+
+def _release_votes(ctx: Ctx, gone: int) -> None:
+    """RULES.md §4, "A vote whose target leaves": a standing vote against a player removed
+    during the day is withdrawn (not left counting against nobody), and each voter is told
+    privately, so he may vote again, even when votes are final (he did not change it)."""
+    s = ctx.state
+    if s.phase is not PhaseKind.DAY or s.number == 0:
+        return
+    voters = sorted(v for v, m in current_votes(s).items() if m.target == gone and v != gone)
+    for voter in voters:  # no time: the cooldown counts the voter's own actions only
+        s.vote_log.append(VoteMark(seq=s.seq, voter=voter, target=None))
+    if voters:
+        ctx.emit(EventKind.VOTE_RELEASED, Audience.to(*voters), target=gone)
+
+
+def _tell_moved_votes(ctx: Ctx, old: int, new: int) -> None:
+    """On a replacement the votes against the seat stand against the substitute (the seat
+    keeps everything, votes included); their voters are told privately."""
+    s = ctx.state
+    if s.phase is not PhaseKind.DAY or s.number == 0:
+        return
+    voters = sorted(v for v, m in current_votes(s).items() if m.target == new and v != new)
+    if voters:
+        ctx.emit(EventKind.VOTE_MOVED, Audience.to(*voters), old=old, new=new)
 
 
 def _replace(ctx: Ctx, cmd: c.Replace) -> None:
@@ -446,6 +488,7 @@ def _replace(ctx: Ctx, cmd: c.Replace) -> None:
     _rename_uid(s, cmd.old, new)
     old.name, old.handle = name or str(new), handle
     ctx.emit(EventKind.REPLACED, old=cmd.old, new=new)
+    _tell_moved_votes(ctx, cmd.old, new)
     ctx.emit(EventKind.DESK_REPLACED, Audience.master(), old=cmd.old, new=new,
              role=str(old.role) if old.role else None)
     seat_teams = [team for team, members in phases.teams(ctx).items() if new in members]
@@ -549,6 +592,19 @@ def _anon(ctx: Ctx, cmd: c.Anon) -> None:
     crypto.anon(ctx, _player(ctx, cmd.by), cmd.text, cmd.signature, cmd.at)
 
 
+def _last_words(ctx: Ctx, cmd: c.LastWords) -> None:
+    """One message, once, before the window closes; the bot posts it in the game channel
+    in the dead player's name (the Discord layer escapes it, it never pings)."""
+    s = ctx.state
+    _text(cmd.text, "text")
+    until = s.last_words.get(cmd.by)
+    if until is None or cmd.at > until:
+        s.last_words.pop(cmd.by, None)
+        raise RuleError(ErrorCode.NO_LAST_WORDS)
+    del s.last_words[cmd.by]
+    ctx.emit(EventKind.LAST_WORDS, uid=cmd.by, text=cmd.text)
+
+
 def _whisper(ctx: Ctx, cmd: c.Whisper) -> None:
     _text(cmd.text, "text")
     crypto.whisper(ctx, _player(ctx, cmd.by), cmd.role, cmd.text, cmd.signature, cmd.at)
@@ -590,7 +646,7 @@ _Lobby: TypeAlias = (
     c.Join | c.Leave | c.Configure | c.SetOptions | c.Start | c.Cancel | c.Spectate | c.Standby)
 _Move: TypeAlias = (
     c.CheckIn | c.Vote | c.Unvote | c.NightOrder | c.Share | c.Away | c.OccultExclude
-    | c.Buy | c.Cast | c.Anon | c.Whisper | c.Reveal | c.Thank)
+    | c.Buy | c.Cast | c.Anon | c.Whisper | c.Reveal | c.Thank | c.LastWords)
 _Table: TypeAlias = (
     c.Advance | c.Remind | c.Extend | c.Kick | c.Replace | c.Host | c.Sight | c.Bonus
     | c.Cohost)
@@ -657,6 +713,8 @@ def _dispatch_move(ctx: Ctx, cmd: _Move) -> None:
             _cast(ctx, cmd)
         case c.Anon():
             _anon(ctx, cmd)
+        case c.LastWords():
+            _last_words(ctx, cmd)
         case c.Whisper():
             _whisper(ctx, cmd)
         case c.Reveal():

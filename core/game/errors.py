@@ -131,6 +131,7 @@ class ErrorCode(StrEnum):
     WRONG_PHASE = "wrong_phase"
     WRONG_ROLE = "wrong_role"
     YOU_ARE_DEAD = "you_are_dead"
+    NO_LAST_WORDS = "no_last_words"
     MASTER_CANNOT_SPECTATE = "master_cannot_spectate"
     PLAYER_CANNOT_SPECTATE = "player_cannot_spectate"
     SPECTATOR_CANNOT_PLAY = "spectator_cannot_play"

@@ -331,6 +331,14 @@ def thank(state: GameState, a: Actor) -> None:
         raise RuleError(ErrorCode.ALREADY_THANKED)
 
 
+def last_words(state: GameState, a: Actor) -> None:
+    """/lastwords: a player killed at night, while his window is open (house option)."""
+    in_play(state)
+    p = player(state, a.uid, alive=False)
+    if p.alive or p.uid not in state.last_words:
+        raise RuleError(ErrorCode.NO_LAST_WORDS)
+
+
 #: Every command kind's guard (core.game.commands): the engine raises from it first.
 GUARDS: dict[str, Guard] = {
     "join": join, "leave": leave, "configure": setup, "options": options, "start": start,
@@ -339,7 +347,7 @@ GUARDS: dict[str, Guard] = {
     "remind": prod, "extend": conduct, "kick": conduct, "replace": replace,
     "standby": standby, "spectate": spectate, "bonus": bonus, "thank": thank, "buy": shop,
     "cast": shop, "anon": crypto_post, "whisper": crypto_post, "reveal": reveal,
-    "host": master, "sight": sight, "cohost": cohost,
+    "host": master, "sight": sight, "cohost": cohost, "last_words": last_words,
 }
 
 

@@ -64,6 +64,14 @@ class Options(BaseModel):
     # A player removed for missed turns or by the master still shares the victory prize
     # like a killed winner; off: the removal, a sanction, costs him his share (RULES.md §9).
     removed_prize: bool = False
+    # Addition (RULES.md §4, "The hammer"): the day ends as soon as the living voters'
+    # votes against one player are more than half the living weight; with
+    # `hammer_confirm` the master is told instead and ends it with /master advance.
+    hammer: bool = False
+    hammer_confirm: bool = False
+    # Addition (RULES.md §4, "Last words"): a player killed at night may post one
+    # message within this many minutes of the morning; 0: off.
+    last_words_minutes: int = Field(default=0, ge=0, le=24 * 60)
     # Not the master's: on for every game created since deadlines were spread within
     # their minute (core/game/rules/deadlines.py); off, an older game's exact deadlines.
     spread_deadlines: bool = False
@@ -254,6 +262,7 @@ class GameState(BaseModel):
     operative_benched: dict[int, int] = Field(default_factory=dict)  # uid -> night lost
     days: list[DayRecord] = Field(default_factory=list)
     promoted: list[int] = Field(default_factory=list)  # sergeants who became investigator
+    last_words: dict[int, datetime] = Field(default_factory=dict)  # uid -> window's end
     took_part: list[int] = Field(default_factory=list)  # voted (checked in) on this turn's day
     saves: list[tuple[int, int]] = Field(default_factory=list)  # (saver, saved)
     winners: list[Team] = Field(default_factory=list)

@@ -74,11 +74,16 @@ def strategic_phase(table: Table, know: Knowledge) -> None:
     s = table.state
     order = list(s.players)
     table.rng.shuffle(order)
+    serial = s.serial
     if s.phase is PhaseKind.DAY and s.number > 0:
         _morning(table, know)
         tally: dict[int, int] = {}
         for p in order:
+            if table.state.serial != serial:
+                return  # a vote ended the day (house option "hammer"): a phase of its own
             _vote(table, know, p.uid, tally)
+        if table.state.serial != serial:
+            return
     if table.state.phase is PhaseKind.NIGHT:
         for p in order:
             _night(table, know, p.uid)

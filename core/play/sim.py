@@ -99,7 +99,10 @@ def random_phase(table: Table, activity: float = 0.95) -> None:
     """Every living player does something legal (most of the time), then the phase ends."""
     s = table.state
     rng = table.rng
+    serial = s.serial
     for p in list(s.players):
+        if table.state.serial != serial:
+            return  # a vote ended the day (house option "hammer"): a phase of its own
         if rng.random() > activity:
             continue
         s = table.state
@@ -135,6 +138,8 @@ def random_phase(table: Table, activity: float = 0.95) -> None:
             dead = legal_targets(table.state, p.uid, "occult")
             if dead:
                 _try(table, c.OccultExclude(by=p.uid, at=table.tick(), target=rng.choice(dead)))
+    if table.state.serial != serial:
+        return
     deadline = table.state.deadline or table.clock
     table.clock = max(table.clock, deadline)
     table.send(c.Advance(by=0, at=table.clock, deadline=True))

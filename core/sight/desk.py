@@ -51,7 +51,7 @@ DESK_ONLY = frozenset({EventKind.DESK_OPENED, EventKind.DESK_ORDER, EventKind.DE
                        EventKind.DESK_SPELL_BLOCKED, EventKind.DESK_REPLACED,
                        EventKind.DESK_STANDBY, EventKind.ALL_ORDERS_IN, EventKind.NIGHT_EXPLAINED,
                        EventKind.DAY_EXPLAINED, EventKind.DESK_DAY_KICK,
-                       EventKind.DESK_SIGHT})
+                       EventKind.DESK_SIGHT, EventKind.DESK_HAMMER})
 PAGE_BUDGET = 3800  # characters of one page (an embed description holds 4096)
 
 

@@ -211,16 +211,19 @@ def describe(event: Event, names: Names, lang: str, when: When = _iso_minutes) -
               | K.BUY_FAILED | K.BUY_ORDERED | K.BUY_SKIPPED | K.CHECK_RESULT | K.CHECKED_IN
               | K.CHEQUE_BOOK_SAVED | K.CLUB_USED | K.COHOST_NAMED | K.COHOST_REMOVED
               | K.DAY_EXPLAINED | K.DESK_BUY_FAILED
-              | K.DESK_BUY_ORDERED | K.DESK_BUY_SKIPPED | K.DESK_DAY_KICK | K.DESK_OPENED
+              | K.DESK_BUY_ORDERED | K.DESK_BUY_SKIPPED | K.DESK_DAY_KICK | K.DESK_HAMMER
+              | K.DESK_OPENED
               | K.DESK_ORDER | K.DESK_PURCHASE | K.DESK_REPLACED | K.DESK_SPELL
               | K.DESK_SPELL_BLOCKED | K.DESK_STANDBY | K.DESK_SIGHT | K.EXTENDED
-              | K.GHOST_EXCLUDED | K.JOINED
-              | K.KILL_DONE | K.LEFT | K.NIGHT_EXPLAINED | K.OPERATIVE_BENCHED
+              | K.GHOST_EXCLUDED | K.HAMMER | K.JOINED
+              | K.KILL_DONE | K.LAST_WORDS | K.LAST_WORDS_OPEN | K.LEFT | K.NIGHT_EXPLAINED
+              | K.OPERATIVE_BENCHED
               | K.OPTIONS_SET | K.ORDER_ACCEPTED | K.ORDERS_ALL_IN | K.PROMOTED
               | K.PROTECTION_USED | K.PUBLIC_MOVE | K.PURCHASE | K.REPLACED | K.ROLE_DEALT
               | K.SEAT_TAKEN | K.SHOT_DONE | K.SIGHT_ALL | K.SIGHT_THREADS | K.SPELL_BLOCKED
               | K.SPELL_CAST | K.SPELL_ON_YOU | K.STANDBY_JOINED | K.STANDBY_LEFT
-              | K.TARGET_GONE | K.VOTE_WITHDRAWN | K.WHISPER | K.WHISPER_SENT):
+              | K.TARGET_GONE | K.VOTE_MOVED | K.VOTE_RELEASED | K.VOTE_WITHDRAWN
+              | K.WHISPER | K.WHISPER_SENT):
             return t(f"event.{kind}", lang, **p)
         case _:
             assert_never(kind)

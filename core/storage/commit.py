@@ -33,6 +33,7 @@ from core.storage.hooks import Commit, CommitHook, quiet
 from core.storage.kinds import EVENT_KIND as EVENT_KIND
 from core.storage.kinds import Bundler, OutboxDeriver
 from core.storage.models import GamePlayer, UserStats
+from core.storage.ratings import rate_game
 from core.storage.retry import Stale
 
 # An entry the caller answers itself (an interaction response): not due before its hold
@@ -182,6 +183,7 @@ def writer(p: Pending, rows: list[tuple[str, str]], columns: dict[str, Any],
             await seat_players(conn, p.game_id, p.guild_id, new)
         if ends:
             await count_stats(conn, p.guild_id, new)
+            await rate_game(conn, p.guild_id, p.game_id, new)
         for hook in hooks:
             await hook(conn, commit)
 

@@ -29,11 +29,13 @@ from tortoise.transactions import in_transaction
 from core.settings import database_config
 from core.storage.db import migrate_connection
 from core.storage.models import (
+    Achievement,
     EventLog,
     Game,
     GamePlayer,
     Ledger,
     Outbox,
+    Rating,
     Reader,
     UserStats,
     Wallet,
@@ -42,7 +44,7 @@ from core.storage.models import (
 # Parents before children (game_player, event_log, outbox, game_reader and ledger point
 # at game).
 MODELS: tuple[type[Model], ...] = (
-    Game, GamePlayer, EventLog, Outbox, Wallet, Ledger, UserStats, Reader)
+    Game, GamePlayer, EventLog, Outbox, Wallet, Ledger, UserStats, Reader, Rating, Achievement)
 BATCH = 2000
 SOURCE = "source"
 TARGET = "default"

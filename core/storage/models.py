@@ -171,6 +171,38 @@ class UserStats(Model):
         unique_together = (("guild_id", "user_id"),)
 
 
+class Rating(Model):
+    """A member's rating in a guild (core/sight/ratings.py), moved when a game ends."""
+
+    id = fields.IntField(primary_key=True)
+    guild_id = fields.BigIntField()
+    user_id = fields.BigIntField()
+    mu = fields.FloatField()
+    sigma = fields.FloatField()
+    rated = fields.IntField(default=0)  # rated games (a cancelled game is not one)
+    updated_at = fields.DatetimeField(auto_now=True)
+
+    class Meta:
+        table = "rating"
+        unique_together = (("guild_id", "user_id"),)
+
+
+class Achievement(Model):
+    """An achievement a member earned in a guild (core/sight/achievements.py): the first
+    time only, and the game that earned it."""
+
+    id = fields.IntField(primary_key=True)
+    guild_id = fields.BigIntField()
+    user_id = fields.BigIntField()
+    mark = fields.CharField(max_length=32)
+    game_id = fields.IntField(null=True)
+    created_at = fields.DatetimeField(auto_now_add=True)
+
+    class Meta:
+        table = "achievement"
+        unique_together = (("guild_id", "user_id", "mark"),)
+
+
 class Reader(Model):
     """What one reader of a game chose for himself, kept beside the game (not in its
     state: a presentation preference is no rule, so it stays out of the replayed log):

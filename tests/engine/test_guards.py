@@ -115,6 +115,7 @@ def probes(state: GameState, a: Actor, kind: str, at: datetime) -> list[c.Comman
         "whisper": lambda: [c.Whisper(**by, role=r, text="x")
                             for r in roles_in_game(state) or ["citizen"]],
         "reveal": lambda: [c.Reveal(**by)],
+        "last_words": lambda: [c.LastWords(**by, text="x")],
         "host": lambda: [c.Host(**by)],
         "cohost": lambda: [c.Cohost(**by, action="add", target=COHOST),
                            c.Cohost(**by, action="remove"), c.Cohost(**by, action="handover")],

@@ -6,7 +6,7 @@ win; every phase end goes through `advance()`.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from core.game.events import Audience, EventKind
 from core.game.roles import Role, info, is_role_player, rows
@@ -257,6 +257,22 @@ def end_day(ctx: Ctx, at: datetime, funds: dict[int, int]) -> None:
     open_phase(ctx, PhaseKind.NIGHT, state.number, at)
 
 
+def _open_last_words(ctx: Ctx, at: datetime) -> None:
+    """House option (RULES.md §4, "Last words"): each player killed this night may leave
+    one message until the window closes; a window of an earlier night closes now."""
+    state = ctx.state
+    state.last_words = {}
+    minutes = state.options.last_words_minutes
+    if not minutes:
+        return
+    until = at + timedelta(minutes=minutes)
+    for p in state.players:
+        if p.death is not None and p.death.cause in ("killed", "spiked") \
+                and p.death.phase is PhaseKind.NIGHT and p.death.number == state.number:
+            state.last_words[p.uid] = until
+            ctx.emit(EventKind.LAST_WORDS_OPEN, Audience.to(p.uid), deadline=until.isoformat())
+
+
 def end_night(ctx: Ctx, at: datetime) -> None:
     state = ctx.state
     result = night_rules.resolve(ctx)
@@ -293,6 +309,7 @@ def end_night(ctx: Ctx, at: datetime) -> None:
                   and p.uid not in victims and p.uid not in removed)
     ctx.emit(EventKind.MORNING, number=state.number + 1, stories=result.stories,
              victims=[row(v) for v in victims], removed=[row(u) for u in removed], left=left)
+    _open_last_words(ctx, at)
     for uid in gassed:
         kill(ctx, uid, "gas_chamber")
     if not finish_if_won(ctx):

@@ -200,3 +200,14 @@ def standing_after_kick(state: GameState) -> dict[str, Any]:
     tied = result.tied_with_leader()
     return {"tally": [[u, result.totals[u]] for u in result.order],
             "leader": result.leader, "tied": tied if len(tied) > 1 else []}
+
+
+def hammered(state: GameState, target: int) -> bool:
+    """RULES.md §4, "The hammer": the living voters' standing votes against `target`, as
+    the town counts them (Shout included, spells not yet applied), are more than half of
+    the living players' whole weight. Ghost votes count in the tally, not here."""
+    weigh = _weigher(state, frozenset())
+    living = {p.uid for p in state.living()}
+    against = sum(weigh(m) for v, m in current_votes(state).items()
+                  if v in living and m.target == target)
+    return 2 * against > sum(base_weight(state, uid) for uid in living)
