@@ -233,6 +233,10 @@ def notice_text(kind: str, data: dict[str, Any], night: int, lang: str) -> str:
         params["action"] = t(f"action.{params['action']}", lang)
     if isinstance(params.get("spell"), str):
         params["spell"] = t(f"spell.{params['spell']}.name", lang)
+    if isinstance(data.get("item"), str):  # an evening order's item or spell, by its name
+        against = data.get("against")
+        params["item"] = item_name(str(data["item"]),
+                                   against if isinstance(against, str) else None, lang)
     if kind == "whisper":
         sig = data.get("signature")
         params["signature"] = role_name(sig, lang) if sig else t("anon.unsigned", lang)

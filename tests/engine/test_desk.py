@@ -302,3 +302,44 @@ def test_the_desk_says_each_evening_condition_and_a_spell_orders_target() -> Non
                         if_hanged=g.id("Don")))
     assert line(spell, "ru") == (
         "C1 заказывает на вечер заклинание «Усыпление» на игрока C3 — если повесят игрока Don.")
+
+
+def test_evening_results_and_the_alarm_clock_stay_on_the_card() -> None:
+    """Issue 42.6: what a player's place was told of his evening orders (skipped, carried
+    out) and of his alarm clock stays on his card, in his words, and on no one else's."""
+    from cogs.ui.render import notice_text
+    from tests.engine.test_shop import buy, cast, game, quiet_night, to_day1
+
+    g = game()
+    to_day1(g)
+    buy(g, "C1", "alarm_clock", if_hanged="Don")
+    buy(g, "C2", "alarm_clock", if_hanged="C3")
+    for n in g.names:
+        if g.alive(n) and n != "C3":
+            g.vote(n, "C3")
+    g.vote("C3", "C2")
+    g.advance()
+    kinds = {n: [x.kind for x in g.p(n).notices] for n in ("C1", "C2")}
+    assert "buy_skipped" in kinds["C1"] and "buy_done" in kinds["C2"]
+    assert "buy_done" not in kinds["C1"] and "buy_skipped" not in kinds["C2"]
+    skipped = next(x for x in g.p("C1").notices if x.kind == "buy_skipped")
+    assert notice_text(skipped.kind, skipped.data, skipped.night, "ru") == (
+        "День 1: условие заказа «Будильник» не выполнилось, ничего не куплено.")
+    assert notice_text(skipped.kind, skipped.data, skipped.night, "en").startswith(
+        "Day 1: the condition of your order of Alarm clock")
+    # the clock lifts a spell cast on its owner: his card says so
+    g = game()
+    g.to_night(0)
+    buy(g, "C2", "alarm_clock")
+    quiet_night(g)
+    cast(g, "C1", "sleep", "C2")
+    for n in g.names:
+        if g.alive(n) and n != "Kate":
+            g.vote(n, "Kate")
+    g.vote("Kate", "C1")
+    g.advance()
+    [clock] = [x for x in g.p("C2").notices if x.kind == "alarm_clock_used"]
+    assert notice_text(clock.kind, clock.data, clock.night, "en") == (
+        "Day 1: your alarm clock lifted 1 spell cast on you.")
+    assert notice_text(clock.kind, clock.data, clock.night, "ru") == (
+        "День 1: будильник снял с вас 1 заклинание.")

@@ -258,6 +258,7 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
         cond = Condition(hanged=order.if_hanged, not_hanged=order.unless_hanged,
                          nobody=order.if_nobody_hanged)
         if not cond.holds(hanged):
+            _notice(buyer, "buy_skipped", state.number, order)
             ctx.emit(EventKind.BUY_SKIPPED, Audience.to(order.uid), item=order.what,
                      against=order.against)
             ctx.emit(EventKind.DESK_BUY_SKIPPED, Audience.master(), uid=order.uid, item=order.what,
@@ -278,16 +279,24 @@ def run_evening(ctx: Ctx, hanged: int | None, funds: dict[int, int]) -> None:
             else:
                 _give_item(ctx, buyer, order.what, order.against, funds)
         except RuleError as err:
+            _notice(buyer, "buy_failed", state.number, order)
             ctx.emit(EventKind.BUY_FAILED, Audience.to(order.uid), item=order.what, code=err.code,
                      against=order.against)
             ctx.emit(EventKind.DESK_BUY_FAILED, Audience.master(), uid=order.uid, item=order.what,
                      code=err.code, params=dict(err.params), against=order.against)
             continue
         if cond.given:  # a conditional order is confirmed when carried out, with its condition
+            _notice(buyer, "buy_done", state.number, order)
             ctx.emit(EventKind.BUY_DONE, Audience.to(order.uid), item=order.what,
                      against=order.against, if_hanged=order.if_hanged,
                      unless_hanged=order.unless_hanged, if_nobody_hanged=order.if_nobody_hanged,
                      target=order.target)
+
+
+def _notice(buyer: Player, kind: str, day: int, order: PendingBuy) -> None:
+    """An evening order's result on the buyer's card, as his place was told (issue 42)."""
+    buyer.notices.append(Notice(kind=kind, night=day,
+                                data={"item": order.what, "against": order.against}))
 
 
 # --- spells ---------------------------------------------------------------------------
@@ -565,6 +574,10 @@ def close_day(ctx: Ctx) -> None:
     for uid, n in day_effects(state).clocks_used.items():
         for _ in range(n):
             _use_item(state, uid, ItemKind.ALARM_CLOCK)
+        owner = state.player(uid)
+        if owner is not None:  # his card keeps what his place was told (issue 42)
+            owner.notices.append(Notice(kind="alarm_clock_used", night=state.number,
+                                        data={"count": n}))
         ctx.emit(EventKind.ALARM_CLOCK_USED, Audience.to(uid), count=n)
 
 
