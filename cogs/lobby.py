@@ -86,9 +86,10 @@ class Lobby(GameCog):
                      crypto: bool = False, day_minutes: Range[int, 1, 20160] = 1440,
                      night_minutes: Range[int, 1, 20160] = 720,
                      start: Range[str, 1, 40] | None = None) -> None:
-        """Open signup; with `start`, the planned start as a scheduled event (cogs/events.py),
-        refused before anything changes when it cannot be read or made."""
-        from . import events
+        """Open signup; with `start`, the planned start as a scheduled event
+        (cogs/delivery/scheduled.py), refused before anything changes when it cannot be
+        read or made."""
+        from .delivery import scheduled as events
 
         planned = events.parse_start(start, now()) if start is not None else None
         refuse_missing(interaction, REQUIRED_TO_CREATE)
@@ -135,8 +136,9 @@ class Lobby(GameCog):
     @app_commands.choices(switch=[Choice(name=L("notify.choice.on"), value="on"),
                                   Choice(name=L("notify.choice.off"), value="off")])
     async def notify(self, interaction: discord.Interaction[MafiaBot], switch: str) -> None:
-        """The server's opt-in list of members pinged when a signup opens (cogs/notify.py)."""
-        from .notify import switch as set_notify
+        """The server's opt-in list of members pinged when a signup opens
+        (cogs/delivery/notify.py)."""
+        from .delivery.notify import switch as set_notify
 
         on = switch == "on"
         if on:

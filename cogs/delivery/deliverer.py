@@ -102,7 +102,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Public events a game's scheduled event follows (cogs/events.py).
+# Public events a game's scheduled event follows (cogs/delivery/scheduled.py).
 EVENT_TURNS = {EventKind.GAME_STARTED: "started", EventKind.CANCELLED: "cancelled",
                EventKind.GAME_OVER: "over"}
 # Public events after which the desk's overwrites follow the game's hosts.
@@ -523,10 +523,10 @@ class Delivery:
 
     async def _follow(self, info: GameInfo, events: list[Event]) -> None:
         """What follows the game's public turns outside its channel: the planned start's
-        scheduled event (cogs/events.py) and the desk's doors (the hosts of now)."""
+        scheduled event (cogs/delivery/scheduled.py) and the desk's doors (the hosts of now)."""
         for event in events:
             if event.kind in EVENT_TURNS:
-                from ..events import follow
+                from .scheduled import follow
 
                 await follow(self.bot, info, EVENT_TURNS[event.kind])
             if event.kind in HOSTS_CHANGED:
@@ -553,8 +553,8 @@ class Delivery:
         so the joins that came before it are on it."""
         if info.signup_message_id is not None:  # posted and stored before a crash
             return
-        from ..notify import signup_ping
         from ..ui.components import signup_view
+        from .notify import signup_ping
 
         signup = await self.observe.lobby(info.id)
         view = signup_view(info.id, info.language) if not signup.started else None

@@ -13,7 +13,7 @@ import discord
 
 from core.text.i18n import t
 
-from .ui.markup import only_role
+from ..ui.markup import only_role
 
 ROLE_KEY = "notify.role_name"
 

@@ -20,8 +20,8 @@ from core.game.errors import ErrorCode, RuleError
 from core.storage.observer import DiscordPatch, GameInfo
 from core.text.i18n import t
 
-from .ui.markup import user_text
-from .utils.bot import MafiaBot
+from ..ui.markup import user_text
+from ..utils.bot import MafiaBot
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ def refuse_no_events(interaction: discord.Interaction[MafiaBot]) -> None:
 
 
 def _lang(interaction: discord.Interaction[MafiaBot]) -> str:
-    from .ui.text import user_lang
+    from ..ui.text import user_lang
 
     return user_lang(interaction)
 
