@@ -37,13 +37,21 @@ from core.sight.destinations import of as destination_of
 from core.sight.narrate import team_name
 from core.sight.visibility import RecordCount
 from core.sight.vocabulary import Team
-from core.storage.kinds import PING_KIND, Coalescing, batching, latest_only, same_command
+from core.storage.kinds import (
+    CLOSE_KIND,
+    PING_KIND,
+    Coalescing,
+    batching,
+    latest_only,
+    same_command,
+)
 from core.storage.kinds import SIGNUP_EVENTS as SIGNUP_EVENTS
 from core.storage.observer import (
     DiscordPatch,
     GameInfo,
     GameService,
     Observer,
+    OutboxItem,
 )
 from core.storage.outbox import Hold, OutboxEntry, RetryAfter
 from core.text.i18n import t
@@ -430,6 +438,7 @@ class Delivery:
         todo = [(x, e) for x, e in public
                 if destination_of(e).where is Where.GAME and not self._did(x, "post")]
         await self._follow(info, [e for _, e in todo])
+        await self._older_end(info, [(x, e) for x, e in public])
         if todo:
             await self._post_public(info, todo, started=any(
                 e.kind is EventKind.GAME_STARTED for _, e in public))
@@ -517,6 +526,7 @@ class Delivery:
         elif event.kind is EventKind.GAME_OVER:  # the role is deleted only after this post
             ping = await self.places.ping(info, make=False)
         await self._follow(info, [event])
+        await self._older_end(info, [(entry, event)])
         channel = self._channel(info.channel_id)
         await self._post_pieces(channel, [(entry, event)], lang, view, game=info, **ping)
         await self.attached.follow(info, channel, [entry])
@@ -533,6 +543,19 @@ class Delivery:
                 from .desk import follow_hosts
 
                 await follow_hosts(self, info)
+
+    async def _older_end(self, info: GameInfo, public: list[tuple[OutboxEntry, Event]]
+                         ) -> None:
+        """An end stored by a version before the `close` row (a game that ended across an
+        upgrade) has none after it: one is added now, last, and closes the game the
+        usual way (`close_game`)."""
+        ends = [x for x, e in public if e.kind in (EventKind.GAME_OVER, EventKind.CANCELLED)]
+        if not ends or await self.bot.outbox.has_after(ends[0], CLOSE_KIND):
+            return
+        log.warning("game %s: its end has no close row (stored by an older version); "
+                    "adding one", info.id)
+        await self.service.set_discord(info.id, DiscordPatch(), extra_outbox=[
+            OutboxItem(kind=CLOSE_KIND, payload={"seq": info.seq})])
 
     async def close_game(self, info: GameInfo, entry: OutboxEntry) -> None:
         """The end's CLOSE_KIND row: the game's private channels, places and role close

@@ -344,6 +344,11 @@ class OutboxWorker:
                            .order_by("ordinal"))
         return [_entry(row) for row in rows]
 
+    async def has_after(self, entry: OutboxEntry, kind: str) -> bool:
+        """Whether the entry's game has a row of `kind` after it (pending or delivered)."""
+        return await _read(Outbox.filter(game_id=entry.game_id, kind=kind,
+                                         ordinal__gt=entry.ordinal)).exists()
+
     async def drop(self, game_id: int, kinds: Sequence[str]) -> int:
         """Mark the game's pending entries of `kinds` delivered unsent: what they would
         do is moot (the ping role's changes of a game whose role is being deleted)."""

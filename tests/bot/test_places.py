@@ -478,3 +478,26 @@ async def test_a_cancelled_game_deletes_its_role_and_places_with_its_channels(
     await t.settle()
     assert rid not in h.world.guild(h.default_guild.id).roles
     assert all(th not in h.world.channels for th in threads)
+
+
+async def test_an_end_stored_by_an_older_version_still_closes_the_game(h: Harness) -> None:
+    """A game that ended across an upgrade: its end was stored without the `close` row
+    this version writes (issue 40). Its announcement adds one, last, and the game closes
+    as any other: the role deleted, the places locked, the team channels archived."""
+    t = await started(h)
+    rid = await role_id(t)
+    info = await t.bot.service.info(t.game_id)
+    places = [cid for key, cid in info.private_channels.items()
+              if key.startswith("place:")]
+    await t.bot.outbox.stop()
+    assert (await t.do(t.master, "game cancel")).ephemeral
+    assert await Outbox.filter(game_id=t.game_id, kind="close").delete() == 1  # as stored before
+    await t.bot.outbox.start()
+    await t.settle()
+    await t.settle()
+    gid = h.default_guild.id
+    assert rid not in h.world.guild(gid).roles
+    assert places and all(h.world.channel(c)["thread_metadata"]["locked"] for c in places)
+    assert [r.status for r in await Outbox.filter(game_id=t.game_id, kind="close")] == [
+        "delivered"]
+    assert not await Outbox.filter(game_id=t.game_id, status=PENDING).exists()
